@@ -1,0 +1,122 @@
+"""Settings: read once from the environment into a frozen object (the only reader of os.environ)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lookout.errors import ConfigError
+
+_SECRET = {"secret": True}
+
+
+def _bool(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"expected a boolean (1/0, true/false), got {raw!r}")
+
+
+def _list(raw: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def _field(env: str, default: Any = dataclasses.MISSING, *, secret: bool = False) -> Any:
+    metadata = {"env": env, "secret": secret}
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Every setting Lookout reads; see `.env.example` for what each one does."""
+
+    database_url: str = _field("DATABASE_URL", secret=True)
+    redis_url: str = _field("REDIS_URL", secret=True)
+    secret_key: str = _field("LOOKOUT_SECRET_KEY", secret=True)
+    port: int = _field("PORT", 8000)
+    host: str = _field("LOOKOUT_HOST", "0.0.0.0")
+    public_url: str = _field("LOOKOUT_PUBLIC_URL", "")
+    allowed_origins: tuple[str, ...] = _field("LOOKOUT_ALLOWED_ORIGINS", ())
+    cookie_secure: bool = _field("LOOKOUT_COOKIE_SECURE", False)
+    session_days: int = _field("LOOKOUT_SESSION_DAYS", 14)
+    default_credits: int = _field("LOOKOUT_DEFAULT_CREDITS", 100)
+    rate_limit_per_minute: int = _field("LOOKOUT_RATE_LIMIT_PER_MINUTE", 120)
+    max_body_bytes: int = _field("LOOKOUT_MAX_BODY_BYTES", 1024 * 1024)
+    job_wait_s: float = _field("LOOKOUT_JOB_WAIT_S", 10.0)
+    job_ttl_hours: int = _field("LOOKOUT_JOB_TTL_HOURS", 24)
+    allow_private_networks: bool = _field("LOOKOUT_ALLOW_PRIVATE_NETWORKS", False)
+    allowed_ports: tuple[str, ...] = _field("LOOKOUT_ALLOWED_PORTS", ())
+    fetch_timeout_s: float = _field("LOOKOUT_FETCH_TIMEOUT_S", 20.0)
+    fetch_connect_timeout_s: float = _field("LOOKOUT_FETCH_CONNECT_TIMEOUT_S", 5.0)
+    fetch_max_bytes: int = _field("LOOKOUT_FETCH_MAX_BYTES", 5 * 1024 * 1024)
+    fetch_concurrency: int = _field("LOOKOUT_FETCH_CONCURRENCY", 8)
+    user_agent: str = _field(
+        "LOOKOUT_USER_AGENT", "LookoutBot/0.1 (+https://github.com/lookout; self-hosted)"
+    )
+    min_watch_minutes: int = _field("LOOKOUT_MIN_WATCH_MINUTES", 5)
+    max_watches: int = _field("LOOKOUT_MAX_WATCHES", 50)
+    searxng_url: str = _field("LOOKOUT_SEARXNG_URL", "")
+    nominatim_url: str = _field("LOOKOUT_NOMINATIM_URL", "https://nominatim.openstreetmap.org")
+    google_places_key: str = _field("LOOKOUT_GOOGLE_PLACES_KEY", "", secret=True)
+    llm_base_url: str = _field("LOOKOUT_LLM_BASE_URL", "")
+    llm_model: str = _field("LOOKOUT_LLM_MODEL", "")
+    llm_api_key: str = _field("LOOKOUT_LLM_API_KEY", "", secret=True)
+    db_pool_min: int = _field("LOOKOUT_DB_POOL_MIN", 1)
+    db_pool_max: int = _field("LOOKOUT_DB_POOL_MAX", 10)
+    worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 2)
+    worker_threads: int = _field("LOOKOUT_WORKER_THREADS", 8)
+    log_format: str = _field("LOOKOUT_LOG_FORMAT", "text")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from `environ` (default os.environ); a missing required key is named."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        missing: list[str] = []
+        for field in dataclasses.fields(cls):
+            if field.name in overrides:
+                continue
+            name = field.metadata["env"]
+            raw = env.get(name)
+            if raw is None or (raw == "" and field.default is dataclasses.MISSING):
+                if field.default is dataclasses.MISSING:
+                    missing.append(name)
+                continue
+            try:
+                values[field.name] = _cast(field, raw)
+            except ValueError as exc:
+                raise ConfigError(f"{name}: {exc}") from None
+        if missing:
+            raise ConfigError(f"missing required setting(s): {', '.join(missing)}")
+        return cls(**values, **overrides)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        parts = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            shown = "'***'" if field.metadata["secret"] and value else repr(value)
+            parts.append(f"{field.name}={shown}")
+        return f"Settings({', '.join(parts)})"
+
+    __str__ = __repr__
+
+
+def _cast(field: dataclasses.Field[Any], raw: str) -> Any:
+    kind = field.type if isinstance(field.type, str) else field.type.__name__
+    casts: dict[str, Callable[[str], Any]] = {
+        "int": int,
+        "float": float,
+        "bool": _bool,
+        "str": str,
+        "tuple[str, ...]": _list,
+    }
+    return casts[kind](raw)
