@@ -1,0 +1,7 @@
+"""Capabilities ("verbs"). Importing this package registers every verb in `registry`."""
+
+from __future__ import annotations
+
+from lookout.capabilities import web
+
+__all__ = ["web"]

@@ -1,0 +1,135 @@
+"""The SSRF guard: a destination policy, and the resolver and connector that enforce it.
+
+The resolver resolves a name once, checks every address and hands aiohttp only the checked ones,
+so the socket goes to exactly what was checked (no second lookup, no DNS rebinding). aiohttp skips
+the resolver for literal IPs, so `Policy.check_url` runs on every URL, redirects included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import socket
+from typing import Any
+
+import aiohttp
+from aiohttp import abc
+from yarl import URL
+
+from lookout import errors
+from lookout.capabilities import addresses
+from lookout.settings import Settings
+
+SCHEMES = frozenset({"http", "https"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """What may be fetched. `treat_as_public` lets a test stand a loopback server in for a
+    public host; nothing in configuration can set it."""
+
+    allow_private: bool = False
+    allowed_ports: tuple[str, ...] = ()
+    treat_as_public: frozenset[addresses.IPAddress] = frozenset()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, trusted: bool = False) -> Policy:
+        """The policy for `settings`; `trusted` is for operator-configured provider URLs."""
+        return cls(
+            allow_private=settings.allow_private_networks or trusted,
+            allowed_ports=() if trusted else settings.allowed_ports,
+        )
+
+    def same_rules(self, other: Policy) -> bool:
+        return (self.allow_private, self.allowed_ports) == (
+            other.allow_private,
+            other.allowed_ports,
+        )
+
+    def check_url(self, url: URL) -> URL:
+        """`url` with its host in canonical form, or BlockedDestination saying why not."""
+        if url.scheme not in SCHEMES or not url.raw_host:
+            raise blocked(url, "Lookout only fetches http and https URLs")
+        if url.port is not None and not addresses.port_allowed(url.port, self.allowed_ports):
+            allowed = ", ".join(self.allowed_ports)
+            raise blocked(url, f"port {url.port} is not allowed (allowed: {allowed})")
+        ip = addresses.parse_ip(url.raw_host)
+        if ip is None:
+            self.check_name(url.raw_host, url)
+            return url
+        self.check_ip(url.raw_host, ip, url)
+        # Browsers and libc read "2130706433" as an address; aiohttp refuses such spellings.
+        return url.with_host(str(ip))
+
+    def check_name(self, host: str, url: URL | None = None) -> None:
+        reason = addresses.blocked_name_reason(host, allow_private=self.allow_private)
+        if reason is not None:
+            raise blocked(url or host, f"{host} is {reason}")
+
+    def check_ip(self, host: str, ip: addresses.IPAddress, url: URL | None = None) -> None:
+        if ip in self.treat_as_public:
+            return
+        reason = addresses.blocked_reason(ip, allow_private=self.allow_private)
+        if reason is None:
+            return
+        shown = host if addresses.parse_ip(host) == ip else f"{host} resolves to {ip}, which"
+        raise blocked(url or host, f"{shown} is {reason}")
+
+
+def blocked(target: URL | str, why: str) -> errors.BlockedDestination:
+    """The error for a refused destination; `target` is the URL (or host) that was refused."""
+    return errors.BlockedDestination(
+        f"Refused to fetch {target}: {why}. Lookout only fetches public http(s) hosts.",
+        destination=str(target),
+        reason=why,
+    )
+
+
+class GuardedResolver(abc.AbstractResolver):
+    """Resolves through `inner` and returns only addresses the policy allows (else refuses)."""
+
+    def __init__(self, policy: Policy, inner: abc.AbstractResolver | None = None) -> None:
+        self.policy = policy
+        self.inner = inner or aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[abc.ResolveResult]:
+        ip = addresses.parse_ip(host)
+        if ip is not None:
+            self.policy.check_ip(host, ip)
+            return [_result(host, ip, port)]
+        self.policy.check_name(host)
+        answers = await self.inner.resolve(host, port, family)
+        for answer in answers:
+            self.policy.check_ip(host, ipaddress.ip_address(answer["host"].split("%", 1)[0]))
+        return answers
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def _result(host: str, ip: addresses.IPAddress, port: int) -> abc.ResolveResult:
+    family = socket.AF_INET if ip.version == 4 else socket.AF_INET6
+    return {
+        "hostname": host,
+        "host": str(ip),
+        "port": port,
+        "family": family,
+        "proto": 0,
+        "flags": 0,
+    }
+
+
+class GuardedConnector(aiohttp.TCPConnector):
+    """A TCPConnector whose every connection went through the policy's resolver."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        resolver: abc.AbstractResolver | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(resolver=GuardedResolver(policy, resolver), **kwargs)
+        self.policy = policy

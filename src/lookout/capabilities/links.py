@@ -1,0 +1,71 @@
+"""Links: resolving, normalizing and collecting them, so one page has one spelling."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from selectolax.lexbor import LexborHTMLParser
+
+MAX_URL = 2048
+MAX_ANCHOR = 300
+_SCHEMES = frozenset({"http", "https"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize(url: str) -> str | None:
+    """`url` with scheme and host lowercased, default port and fragment dropped; None unless it
+    is an absolute http(s) URL of at most 2048 characters."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    if scheme not in _SCHEMES or not host:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    normal = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    return normal if len(normal) <= MAX_URL else None
+
+
+def resolve(base: str, href: str) -> str | None:
+    """`href` as found in a page at `base`, absolute and normalized; None if not a web link."""
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    try:
+        return normalize(urljoin(base, href))
+    except ValueError:
+        return None
+
+
+def base_url(tree: LexborHTMLParser, url: str) -> str:
+    """The URL relative links resolve against: the page's <base href> if it has one."""
+    node = tree.css_first("base[href]")
+    href = node.attributes.get("href") if node else None
+    return (resolve(url, href) if href else None) or url
+
+
+def page_links(tree: LexborHTMLParser, base: str, limit: int) -> list[tuple[str, str]]:
+    """(absolute URL, anchor text) of each distinct link, in page order, at most `limit`."""
+    seen: dict[str, str] = {}
+    for node in tree.css("a[href]"):
+        url = resolve(base, node.attributes.get("href") or "")
+        if url is not None and url not in seen:
+            seen[url] = " ".join(node.text().split())[:MAX_ANCHOR]
+            if len(seen) >= limit:
+                break
+    return list(seen.items())
+
+
+def absolutize(tree: LexborHTMLParser, base: str) -> None:
+    """Rewrite href and src attributes in place so the HTML stands on its own."""
+    for attribute in ("href", "src"):
+        for node in tree.css(f"[{attribute}]"):
+            value = node.attributes.get(attribute)
+            absolute = resolve(base, value) if value else None
+            if absolute is not None:
+                node.attrs[attribute] = absolute

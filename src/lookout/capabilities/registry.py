@@ -1,0 +1,155 @@
+"""The capability registry: every verb as data, the single source every door is generated from."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+import marshmallow
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+
+from lookout import errors
+from lookout.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+_REF_PREFIX = "#/components/schemas/"
+
+
+@dataclasses.dataclass(frozen=True)
+class VerbContext:
+    """What an executor may use besides its input."""
+
+    http: aiohttp.ClientSession
+    settings: Settings
+    progress: Callable[[int, int], Awaitable[None]]
+    cancelled: Callable[[], Awaitable[bool]] | None = None
+
+    async def should_stop(self) -> bool:
+        """True once a job has been cancelled; executors poll it between units of work."""
+        return self.cancelled is not None and await self.cancelled()
+
+
+@dataclasses.dataclass(frozen=True)
+class Verb:
+    name: str
+    title: str
+    description: str
+    input_schema: type[marshmallow.Schema]
+    output_schema: type[marshmallow.Schema]
+    execute: Callable[[dict[str, Any], VerbContext], Awaitable[dict[str, Any]]]
+    price: int
+    max_units: Callable[[dict[str, Any]], int]
+    billable_units: Callable[[dict[str, Any]], int]
+    slow: Callable[[dict[str, Any]], bool] | bool
+    read_only: bool = True
+    idempotent: bool = True
+    open_world: bool = True
+
+    def is_slow(self, data: dict[str, Any]) -> bool:
+        """Whether this validated input must run as a job."""
+        return self.slow(data) if callable(self.slow) else self.slow
+
+
+REGISTRY: dict[str, Verb] = {}
+
+
+def register(verb: Verb) -> Verb:
+    """Add `verb`; registering a different verb under a taken name is a programming error."""
+    existing = REGISTRY.get(verb.name)
+    if existing is not None and existing is not verb:
+        raise ValueError(f"a verb named {verb.name!r} is already registered")
+    REGISTRY[verb.name] = verb
+    return verb
+
+
+def get(name: str) -> Verb:
+    """The verb called `name`, or NotFound."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise errors.NotFound(
+            f"There is no verb named {name!r}; GET /v1/verbs lists them.", verb=name
+        ) from None
+
+
+def all_verbs() -> list[Verb]:
+    return sorted(REGISTRY.values(), key=lambda verb: verb.name)
+
+
+def validate_input(verb: Verb, raw: object) -> dict[str, Any]:
+    """`raw` loaded through the verb's Input schema, or InvalidInput with field-level details."""
+    if not isinstance(raw, Mapping):
+        raise errors.InvalidInput(
+            f"The input of {verb.name} must be a JSON object.",
+            fields={"_schema": ["Expected a JSON object."]},
+        )
+    try:
+        loaded: dict[str, Any] = verb.input_schema().load(raw)
+    except marshmallow.ValidationError as exc:
+        fields: dict[str, Any] = exc.normalized_messages()  # type: ignore[no-untyped-call]
+        raise errors.InvalidInput(_summary(verb, fields), fields=fields) from None
+    return loaded
+
+
+def _summary(verb: Verb, fields: Mapping[str, Any]) -> str:
+    name, problem = next(iter(fields.items()))
+    while isinstance(problem, Mapping):
+        key, problem = next(iter(problem.items()))
+        name = f"{name}.{key}"
+    shown = str(problem[0] if isinstance(problem, list) and problem else problem).rstrip(".")
+    where = "" if name == "_schema" else f"{name}: "
+    return f"The input of {verb.name} is not valid ({where}{shown})."
+
+
+def dump_output(verb: Verb, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Serialize an executor's result; a result that breaks its own schema is our bug (500)."""
+    schema = verb.output_schema()
+    dumped: dict[str, Any] = schema.dump(data)
+    problems = schema.validate(dumped)
+    if problems:
+        logger.error("%s produced output its schema rejects: %s", verb.name, problems)
+        raise errors.LookoutError(f"{verb.name} produced an invalid result.")
+    return dumped
+
+
+def input_json_schema(verb: Verb) -> dict[str, Any]:
+    """A self-contained JSON Schema (no $ref) of the verb's input, for OpenAPI, MCP and LLMs."""
+    return copy.deepcopy(_json_schema(verb.input_schema))
+
+
+def output_json_schema(verb: Verb) -> dict[str, Any]:
+    """A self-contained JSON Schema (no $ref) of the verb's output."""
+    return copy.deepcopy(_json_schema(verb.output_schema))
+
+
+@functools.cache
+def _json_schema(schema: type[marshmallow.Schema]) -> dict[str, Any]:
+    plugin = MarshmallowPlugin()
+    spec = APISpec(title="lookout", version="1", openapi_version="3.1.0", plugins=[plugin])
+    name = schema.__name__.removesuffix("Schema")
+    spec.components.schema(name, schema=schema)
+    components = spec.to_dict()["components"]["schemas"]
+    inlined: dict[str, Any] = _inline(components[name], components, (name,))
+    return inlined
+
+
+def _inline(node: Any, components: Mapping[str, Any], trail: tuple[str, ...]) -> Any:
+    """`node` with every component $ref replaced by the component itself."""
+    if isinstance(node, list):
+        return [_inline(item, components, trail) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+        target = ref.removeprefix(_REF_PREFIX)
+        if target in trail:
+            raise ValueError(f"schema {trail[0]} is recursive through {target}; cannot inline")
+        return _inline(components[target], components, (*trail, target))
+    return {key: _inline(value, components, trail) for key, value in node.items()}

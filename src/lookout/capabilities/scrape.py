@@ -1,0 +1,114 @@
+"""web.scrape: fetch pages concurrently and read each; a page that fails never fails the others."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from typing import Any
+
+import aiohttp
+
+from lookout import errors
+from lookout.capabilities import extract, fetch, registry
+from lookout.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# Above this many pages a call may outlast a request's patience, so it runs as a job.
+INLINE_PAGES = 5
+
+
+async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
+    """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order."""
+    urls: list[str] = data["urls"]
+    gate = asyncio.Semaphore(ctx.settings.fetch_concurrency)
+    done = 0
+
+    async def one(url: str, session: aiohttp.ClientSession) -> dict[str, Any]:
+        nonlocal done
+        async with gate:
+            if await ctx.should_stop():
+                return _cancelled(url)
+            page = await scrape_page(url, data, session=session, settings=ctx.settings)
+        done += 1
+        await ctx.progress(done, len(urls))
+        return page
+
+    async with fetch.borrow(ctx.http, ctx.settings) as session:
+        pages = await asyncio.gather(*(one(url, session) for url in urls))
+    return {"pages": list(pages)}
+
+
+async def scrape_page(
+    url: str, options: dict[str, Any], *, session: aiohttp.ClientSession, settings: Settings
+) -> dict[str, Any]:
+    """One page of web.scrape's output, with `error` set instead of raising."""
+    fetched_at = datetime.datetime.now(datetime.UTC)
+    try:
+        result = await fetch.fetch(url, settings=settings, session=session)
+    except (errors.BlockedDestination, errors.FetchFailed) as exc:
+        return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    try:
+        read = await asyncio.to_thread(
+            extract.extract,
+            result.body,
+            url=result.final_url,
+            content_type=result.content_type or "text/html",
+            charset=result.charset,
+            formats=options["formats"],
+            only_main_content=options["only_main_content"],
+            max_chars=options["max_chars"],
+        )
+    except Exception:
+        # A parser bug on one odd page must not cost the caller the other pages.
+        logger.exception("could not read %s", result.final_url)
+        unreadable = errors.FetchFailed(f"{result.final_url} was fetched but could not be read.")
+        return _page(url, fetched_at, error=unreadable, status=result.status)
+    return _page(
+        url, fetched_at, result=result, read=read, want_links="links" in options["formats"]
+    )
+
+
+def _page(
+    url: str,
+    fetched_at: datetime.datetime,
+    *,
+    result: fetch.FetchResult | None = None,
+    read: extract.Extracted | None = None,
+    error: errors.LookoutError | None = None,
+    status: int | None = None,
+    want_links: bool = False,
+) -> dict[str, Any]:
+    return {
+        "url": url,
+        "final_url": result.final_url if result else None,
+        "status": result.status if result else status,
+        "title": read.title if read else None,
+        "markdown": read.markdown if read else None,
+        "text": read.text if read else None,
+        "html": read.html if read else None,
+        "links": read.links if read and want_links else None,
+        "content_hash": read.content_hash if read else None,
+        "fetched_at": fetched_at,
+        "error": {"code": error.code, "message": error.message[:2000]} if error else None,
+    }
+
+
+def _cancelled(url: str) -> dict[str, Any]:
+    page = _page(url, datetime.datetime.now(datetime.UTC))
+    page["error"] = {"code": "cancelled", "message": "The job was cancelled before this page."}
+    return page
+
+
+def billable_units(output: dict[str, Any]) -> int:
+    """Pages fetched and read successfully."""
+    return sum(1 for page in output["pages"] if page.get("error") is None)
+
+
+def max_units(data: dict[str, Any]) -> int:
+    return len(data["urls"])
+
+
+def is_slow(data: dict[str, Any]) -> bool:
+    return len(data["urls"]) > INLINE_PAGES

@@ -1,0 +1,80 @@
+"""Reading robots.txt and sitemaps (XML, sitemap indexes, gzip, plain-text lists). Pure, no I/O."""
+
+from __future__ import annotations
+
+import dataclasses
+import urllib.robotparser
+
+from lxml import etree
+
+from lookout.capabilities import inflate, links
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sitemap:
+    sitemaps: list[str]  # nested sitemaps, from a sitemap index
+    pages: list[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Robots:
+    sitemaps: list[str]
+    parser: urllib.robotparser.RobotFileParser
+
+    def allows(self, user_agent: str, url: str) -> bool:
+        return self.parser.can_fetch(user_agent, url)
+
+
+def parse_robots(text: str, base: str) -> Robots:
+    """The Sitemap lines and the rules of a robots.txt found at `base`."""
+    parser = urllib.robotparser.RobotFileParser()
+    parser.parse(text.splitlines())
+    found = [links.resolve(base, line) for line in parser.site_maps() or []]
+    return Robots(sitemaps=[url for url in found if url], parser=parser)
+
+
+def no_robots() -> Robots:
+    """What a site without a readable robots.txt means: no sitemaps named, everything allowed."""
+    return parse_robots("", "http://invalid/")
+
+
+def parse_sitemap(body: bytes, *, base: str, max_bytes: int) -> Sitemap:
+    """The nested sitemaps and page URLs in `body`; gzip is unpacked, at most `max_bytes` of it.
+
+    Raises inflate.TooLarge or inflate.BadEncoding for a gzip body that is too big or broken.
+    """
+    if body.startswith(_GZIP_MAGIC):
+        inflater = inflate.Inflater("gzip", max_bytes)
+        inflater.feed(body)
+        body = inflater.finish()
+    if body.lstrip()[:1] == b"<":
+        return _parse_xml(body, base)
+    lines = body.decode("utf-8", errors="replace").splitlines()
+    return Sitemap(sitemaps=[], pages=_urls(base, lines))
+
+
+def _parse_xml(body: bytes, base: str) -> Sitemap:
+    # No entities, no network, and recover from the malformed XML that real sitemaps often are.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
+    try:
+        root = etree.fromstring(body, parser=parser)
+    except etree.XMLSyntaxError:
+        return Sitemap(sitemaps=[], pages=[])
+    if root is None:
+        return Sitemap(sitemaps=[], pages=[])
+    nested: list[str] = []
+    pages: list[str] = []
+    for loc in root.iter("{*}loc", "loc"):
+        parent = loc.getparent()
+        kind = etree.QName(parent).localname if parent is not None else ""
+        target = nested if kind == "sitemap" else pages if kind == "url" else None
+        if target is not None and loc.text:
+            target.append(loc.text)
+    return Sitemap(sitemaps=_urls(base, nested), pages=_urls(base, pages))
+
+
+def _urls(base: str, candidates: list[str]) -> list[str]:
+    found = (links.resolve(base, candidate) for candidate in candidates)
+    return list(dict.fromkeys(url for url in found if url))

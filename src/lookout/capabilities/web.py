@@ -1,0 +1,58 @@
+"""The web verbs, registered: web.scrape and web.discover."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lookout.capabilities import discover, registry, scrape
+from lookout.schema import verbs
+
+SCRAPE = registry.register(
+    registry.Verb(
+        name="web.scrape",
+        title="Scrape web pages",
+        description=(
+            "Fetch web pages now (1 to 20 URLs) and read them: title, main content as markdown "
+            "(or text, links, cleaned html), HTTP status, final URL after redirects, and a "
+            "content_hash that changes only when the text changes. Use it to read, quote, "
+            "summarize or compare pages whose URLs you already have, or to check whether a page "
+            "changed. Do not use it to find pages: web.discover lists a site's URLs or searches "
+            "the web. A page that fails carries its own error and the others still return. "
+            "1 credit per page fetched successfully."
+        ),
+        input_schema=verbs.ScrapeInputSchema,
+        output_schema=verbs.ScrapeOutputSchema,
+        execute=scrape.execute,
+        price=1,
+        max_units=scrape.max_units,
+        billable_units=scrape.billable_units,
+        slow=scrape.is_slow,
+    )
+)
+
+
+def _one_call(_: dict[str, Any]) -> int:
+    return 1
+
+
+DISCOVER = registry.register(
+    registry.Verb(
+        name="web.discover",
+        title="Discover URLs",
+        description=(
+            "Find URLs. With url: list the pages of that site from its robots.txt sitemaps, "
+            "sitemap indexes and on-page links (same site only unless include_subdomains; "
+            "search filters by text; at most limit links, truncated says if there were more). "
+            "With query: search the web (needs a configured search provider). Use it to find "
+            "which pages exist before reading them with web.scrape; it does not return page "
+            "content. 1 credit per call."
+        ),
+        input_schema=verbs.DiscoverInputSchema,
+        output_schema=verbs.DiscoverOutputSchema,
+        execute=discover.execute,
+        price=1,
+        max_units=_one_call,
+        billable_units=_one_call,
+        slow=discover.is_slow,
+    )
+)

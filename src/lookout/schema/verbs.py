@@ -1,0 +1,162 @@
+"""Input and output schemas of the web verbs. Unknown keys are rejected; every string and list is
+bounded, outputs included, because the doors hand these schemas to clients and models as-is."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from marshmallow import (
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    validate,
+    validates_schema,
+)
+
+MAX_URL = 2048
+MAX_URLS = 20
+MAX_CHARS = 500_000
+MAX_LINKS_PER_PAGE = 1000
+MAX_DISCOVER = 5000
+FORMATS = ("markdown", "text", "links", "html")
+
+
+class StrictSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def _http_url(value: str) -> None:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        raise ValidationError("Not a valid URL.") from None
+    if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
+        raise ValidationError("Must be an absolute http or https URL.")
+
+
+def http_url(description: str, **kwargs: Any) -> fields.String:
+    return fields.String(
+        validate=[validate.Length(min=1, max=MAX_URL), _http_url],
+        metadata={"description": description, "format": "uri"},
+        **kwargs,
+    )
+
+
+def bounded_str(limit: int, description: str, **kwargs: Any) -> fields.String:
+    return fields.String(
+        validate=validate.Length(max=limit), metadata={"description": description}, **kwargs
+    )
+
+
+class ErrorSchema(StrictSchema):
+    code = bounded_str(
+        64, "Stable error code, e.g. fetch_failed or blocked_destination.", required=True
+    )
+    message = bounded_str(2000, "What went wrong, in words.", required=True)
+
+
+class ScrapeInputSchema(StrictSchema):
+    url = http_url("One page to scrape; shorthand for urls with one item.")
+    urls = fields.List(
+        http_url("A page to scrape."),
+        validate=validate.Length(min=1, max=MAX_URLS),
+        metadata={"description": f"Pages to scrape, 1 to {MAX_URLS}; fetched concurrently."},
+    )
+    formats = fields.List(
+        fields.String(validate=validate.OneOf(FORMATS)),
+        validate=validate.Length(min=1, max=len(FORMATS)),
+        load_default=lambda: ["markdown"],
+        metadata={"description": "What to return for each page (default: markdown)."},
+    )
+    only_main_content = fields.Boolean(
+        load_default=True,
+        metadata={"description": "Leave out navigation, headers, footers and sidebars."},
+    )
+    max_chars = fields.Integer(
+        load_default=100_000,
+        validate=validate.Range(min=1000, max=MAX_CHARS),
+        metadata={"description": "Cut markdown, text and html of each page to this length."},
+    )
+
+    @validates_schema
+    def _one_way_to_name_pages(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("url" in data) == ("urls" in data):
+            raise ValidationError("Send either url or urls (a list of 1 to 20 URLs).", "urls")
+
+    @post_load
+    def _normalize(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        urls = data.pop("urls", None) or [data.pop("url")]
+        data["urls"] = list(dict.fromkeys(urls))
+        data["formats"] = list(dict.fromkeys(data["formats"]))
+        return data
+
+
+class ScrapedPageSchema(StrictSchema):
+    url = bounded_str(MAX_URL, "The URL as asked.", required=True)
+    final_url = bounded_str(MAX_URL, "The URL after redirects.", allow_none=True)
+    status = fields.Integer(allow_none=True, metadata={"description": "HTTP status."})
+    title = bounded_str(1000, "The page title.", allow_none=True)
+    markdown = bounded_str(MAX_CHARS, "Content as markdown.", allow_none=True)
+    text = bounded_str(MAX_CHARS, "Content as plain text.", allow_none=True)
+    html = bounded_str(MAX_CHARS, "Cleaned HTML of the content.", allow_none=True)
+    links = fields.List(
+        fields.String(validate=validate.Length(max=MAX_URL)),
+        validate=validate.Length(max=MAX_LINKS_PER_PAGE),
+        allow_none=True,
+        metadata={"description": "Absolute URLs of the page's links."},
+    )
+    content_hash = bounded_str(
+        80, "Hash of the normalized main text; equal = same content.", allow_none=True
+    )
+    fetched_at = fields.AwareDateTime(
+        required=True, metadata={"description": "When it was fetched."}
+    )
+    error = fields.Nested(
+        ErrorSchema, allow_none=True, metadata={"description": "Why this page failed, or null."}
+    )
+
+
+class ScrapeOutputSchema(StrictSchema):
+    pages = fields.List(
+        fields.Nested(ScrapedPageSchema), validate=validate.Length(max=MAX_URLS), required=True
+    )
+
+
+class DiscoverInputSchema(StrictSchema):
+    url = http_url("The site to map: its sitemaps and the links of its pages.")
+    query = bounded_str(500, "Search the web instead (needs a configured search provider).")
+    limit = fields.Integer(
+        load_default=100,
+        validate=validate.Range(min=1, max=MAX_DISCOVER),
+        metadata={"description": f"At most this many links (1 to {MAX_DISCOVER})."},
+    )
+    include_subdomains = fields.Boolean(
+        load_default=False, metadata={"description": "Also list links on subdomains of the site."}
+    )
+    search = bounded_str(200, "Keep only links whose URL or title contains this text.")
+
+    @validates_schema
+    def _something_to_discover(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "url" not in data and not data.get("query"):
+            raise ValidationError("Send a url to map a site, or a query to search the web.", "url")
+
+
+class DiscoveredLinkSchema(StrictSchema):
+    url = bounded_str(MAX_URL, "An absolute URL.", required=True)
+    title = bounded_str(1000, "Its title or link text, when known.", allow_none=True)
+    snippet = bounded_str(500, "A short description, when known.", allow_none=True)
+
+
+class DiscoverOutputSchema(StrictSchema):
+    links = fields.List(
+        fields.Nested(DiscoveredLinkSchema),
+        validate=validate.Length(max=MAX_DISCOVER),
+        required=True,
+    )
+    truncated = fields.Boolean(
+        required=True, metadata={"description": "True when more links exist than were returned."}
+    )
