@@ -1,0 +1,1 @@
+"""Dramatiq actors. Import `lookout.actors.all` only after `lookout.broker.setup()`."""

@@ -1,0 +1,52 @@
+# Every target CI calls too. `make run` and `make test` need nothing installed by hand.
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTHON ?= python3
+
+.PHONY: install run dev test test-unit lint fmt bench reliability services-deps clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# redis-server (and Postgres binaries) for the embedded default; installed with apt when root.
+services-deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
+	  else echo "redis-server is missing: sudo apt-get install -y redis-server"; exit 1; fi; }
+	@command -v initdb >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/initdb ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL is missing: sudo apt-get install -y postgresql"; exit 1; fi; }
+
+run: install services-deps
+	$(BIN)/lookout dev
+
+dev: run
+
+# Throwaway Postgres and Redis are started by tests/conftest.py unless
+# LOOKOUT_TEST_DATABASE_URL and LOOKOUT_TEST_REDIS_URL point at running ones.
+test: install services-deps
+	$(BIN)/pytest
+
+test-unit: install
+	$(BIN)/pytest tests/unit
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+fmt: install
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+bench: install services-deps
+	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

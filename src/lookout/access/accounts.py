@@ -1,0 +1,104 @@
+"""Accounts: users, workspaces, credits grants and API keys (services over db.repo)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+
+from lookout import errors
+from lookout.access import keys, passwords
+from lookout.db import repo
+
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class NewKey:
+    """A freshly created key: `text` is shown once and never stored."""
+
+    key: repo.ApiKey
+    text: str
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    if len(email) > 254 or not _EMAIL.match(email):
+        raise errors.InvalidInput("That is not an email address.", fields={"email": ["invalid"]})
+    return email
+
+
+def check_password(password: str) -> None:
+    if not passwords.MIN_LENGTH <= len(password) <= passwords.MAX_LENGTH:
+        raise errors.InvalidInput(
+            f"Passwords need at least {passwords.MIN_LENGTH} characters.",
+            fields={"password": [f"at least {passwords.MIN_LENGTH} characters"]},
+        )
+
+
+async def create_user(db: repo.Executor, *, email: str, password: str) -> repo.User:
+    email = check_email(email)
+    check_password(password)
+    password_hash = await passwords.hash_password(password)
+    try:
+        return await repo.insert_user(db, email=email, password_hash=password_hash)
+    except errors.Conflict:
+        raise errors.Conflict("An account with this email already exists.") from None
+
+
+async def create_workspace(
+    db: repo.Executor, *, name: str, owner_id: uuid.UUID, credits: int = 0
+) -> repo.Workspace:
+    name = name.strip()
+    if not 1 <= len(name) <= 200:
+        raise errors.InvalidInput("A workspace name has 1 to 200 characters.")
+    workspace = await repo.insert_workspace(db, name=name, owner_id=owner_id)
+    if credits:
+        await grant(db, workspace_id=workspace.id, amount=credits, request_id="initial")
+    return workspace
+
+
+async def grant(
+    db: repo.Executor, *, workspace_id: uuid.UUID, amount: int, request_id: str | None = None
+) -> int:
+    """Add credits; returns the new balance (a repeated request id adds nothing)."""
+    if amount <= 0:
+        raise errors.InvalidInput("Grant a positive number of credits.")
+    if await repo.get_workspace(db, workspace_id=workspace_id) is None:
+        raise errors.NotFound("No such workspace.")
+    balance = await repo.grant_credits(
+        db,
+        workspace_id=workspace_id,
+        request_id=request_id or f"grant-{uuid.uuid4()}",
+        amount=amount,
+        actor="admin",
+    )
+    if balance is None:
+        balance = await repo.get_balance(db, workspace_id=workspace_id)
+    return balance or 0
+
+
+async def create_key(
+    db: repo.Executor,
+    *,
+    workspace_id: uuid.UUID,
+    name: str,
+    created_by: uuid.UUID | None = None,
+    rate_limit_per_minute: int | None = None,
+) -> NewKey:
+    name = name.strip()
+    if not 1 <= len(name) <= 100:
+        raise errors.InvalidInput("A key name has 1 to 100 characters.")
+    if await repo.get_workspace(db, workspace_id=workspace_id) is None:
+        raise errors.NotFound("No such workspace.")
+    text = keys.new_key()
+    key = await repo.insert_api_key(
+        db,
+        workspace_id=workspace_id,
+        created_by=created_by,
+        name=name,
+        key_hash=keys.digest(text),
+        prefix=keys.display_prefix(text),
+        rate_limit_per_minute=rate_limit_per_minute,
+    )
+    return NewKey(key=key, text=text)

@@ -1,0 +1,28 @@
+"""Operational actors: a probe that proves a worker can reach its database and checkpointer."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import dramatiq
+
+from lookout.actors import runtime
+from lookout.db import repo
+
+PROBE_TTL_S = 300
+
+
+def probe_key(probe_id: str) -> str:
+    return f"lookout:probe:{probe_id}"
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=30_000)
+async def probe(probe_id: str) -> None:
+    """Touch the asyncpg pool and the checkpointer; leave the outcome in Redis for the caller."""
+    state = runtime.current()
+    database_ok = await repo.ping(state.db)
+    config = {"configurable": {"thread_id": f"probe-{uuid.UUID(probe_id)}", "checkpoint_ns": ""}}
+    checkpoint = await state.saver.aget_tuple(config)  # type: ignore[arg-type]
+    outcome = {"database": database_ok, "checkpointer": checkpoint is None}
+    await state.redis.set(probe_key(probe_id), json.dumps(outcome), ex=PROBE_TTL_S)

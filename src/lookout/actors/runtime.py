@@ -1,0 +1,85 @@
+"""Per-worker-process resources, opened on the Dramatiq AsyncIO loop and closed at shutdown."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from typing import Any
+
+import aiohttp
+import asyncpg
+import dramatiq
+import redis.asyncio as aioredis
+from dramatiq.asyncio import get_event_loop_thread
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+from lookout.db import checkpointer, pool
+from lookout.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class State:
+    settings: Settings
+    db: asyncpg.Pool
+    saver: AsyncPostgresSaver
+    redis: aioredis.Redis
+    http: aiohttp.ClientSession
+
+
+_state: State | None = None
+
+
+def current() -> State:
+    """The resources of this worker process; only valid inside an actor."""
+    if _state is None:
+        raise RuntimeError("worker resources are not open (is the Resources middleware installed?)")
+    return _state
+
+
+class Resources(dramatiq.Middleware):
+    """Open pools once per worker process on the AsyncIO loop; close them in reverse order."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    def before_worker_boot(self, broker: dramatiq.Broker, worker: Any) -> None:
+        # Not after_worker_boot: worker threads already consume messages by then.
+        loop_thread = get_event_loop_thread()
+        if loop_thread is None:
+            raise RuntimeError("the AsyncIO middleware must come before Resources")
+        loop_thread.run_coroutine(self._open())
+
+    def before_worker_shutdown(self, broker: dramatiq.Broker, worker: Any) -> None:
+        loop_thread = get_event_loop_thread()
+        if loop_thread is not None and self._stack is not None:
+            loop_thread.run_coroutine(self._close())
+
+    async def _open(self) -> None:
+        global _state
+        settings = self.settings
+        stack = contextlib.AsyncExitStack()
+        db = await stack.enter_async_context(
+            pool.pool_context(
+                settings.database_url, min_size=1, max_size=settings.worker_threads + 2
+            )
+        )
+        saver = await stack.enter_async_context(
+            checkpointer.saver_context(settings.database_url, max_size=settings.worker_threads + 2)
+        )
+        redis = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
+        stack.push_async_callback(redis.aclose)
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        self._stack = stack
+        _state = State(settings=settings, db=db, saver=saver, redis=redis, http=http)
+        logger.info("worker resources open")
+
+    async def _close(self) -> None:
+        global _state
+        _state = None
+        assert self._stack is not None
+        await self._stack.aclose()
+        self._stack = None

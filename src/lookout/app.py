@@ -1,0 +1,47 @@
+"""The aiohttp application: create_app(settings), resources as cleanup contexts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import redis.asyncio as aioredis
+from aiohttp import web
+
+from lookout import appkeys, middleware, routes
+from lookout.db import pool
+from lookout.settings import Settings
+
+
+async def _db_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[appkeys.SETTINGS]
+    async with pool.pool_context(
+        settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
+    ) as db:
+        app[appkeys.DB] = db
+        yield
+
+
+async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
+    client = aioredis.Redis.from_url(
+        app[appkeys.SETTINGS].redis_url, socket_connect_timeout=2, socket_timeout=5
+    )
+    app[appkeys.REDIS] = client
+    yield
+    await client.aclose()
+
+
+async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
+    async with aiohttp.ClientSession() as session:
+        app[appkeys.HTTP] = session
+        yield
+
+
+def create_app(settings: Settings) -> web.Application:
+    app = web.Application(
+        middlewares=[middleware.error_middleware], client_max_size=settings.max_body_bytes
+    )
+    app[appkeys.SETTINGS] = settings
+    app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx])
+    routes.setup_routes(app)
+    return app

@@ -1,0 +1,52 @@
+"""The Dramatiq broker: Redis + AsyncIO + periodiq + our per-process resources.
+
+`setup()` sets the global broker before any actor module is imported, then imports them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+import dramatiq
+from dramatiq.brokers.redis import RedisBroker
+from dramatiq.middleware.asyncio import AsyncIO
+from periodiq import PeriodiqMiddleware
+
+from lookout.actors import runtime
+from lookout.settings import Settings
+
+# Ticks older than this are dropped by workers: a late dispatcher run is worse than a skipped one.
+PERIODIQ_SKIP_DELAY_S = 50
+
+_current: tuple[str, dramatiq.Broker] | None = None
+
+
+def build(settings: Settings) -> RedisBroker:
+    broker = RedisBroker(url=settings.redis_url)  # type: ignore[no-untyped-call]
+    broker.add_middleware(AsyncIO())
+    broker.add_middleware(PeriodiqMiddleware(skip_delay=PERIODIQ_SKIP_DELAY_S))
+    broker.add_middleware(runtime.Resources(settings))
+    return broker
+
+
+def setup(settings: Settings) -> dramatiq.Broker:
+    """Install the broker for this process (once per Redis URL) and declare every actor."""
+    global _current
+    if _current is not None and _current[0] == settings.redis_url:
+        return _current[1]
+    broker = build(settings)
+    dramatiq.set_broker(broker)
+    _current = (settings.redis_url, broker)
+    modules = importlib.import_module("lookout.actors.all")
+    _bind_actors(broker, modules.MODULES)
+    return broker
+
+
+def _bind_actors(broker: dramatiq.Broker, modules: list[ModuleType]) -> None:
+    """Point every actor at this broker, even one imported (and bound) before setup() ran."""
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, dramatiq.Actor) and value.broker is not broker:
+                value.broker = broker
+                broker.declare_actor(value)

@@ -1,0 +1,173 @@
+"""The `lookout` command: migrate, web, worker, scheduler, dev, admin, route."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lookout import errors, logs
+from lookout.settings import Settings
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from lookout.db import migrate
+
+    applied = asyncio.run(migrate.migrate(_settings().database_url))
+    print(f"applied {len(applied)} migration(s)" + (f": {', '.join(applied)}" if applied else ""))
+    return 0
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from lookout import app
+
+    settings = _settings()
+    logs.configure(settings.log_format)
+    web.run_app(app.create_app(settings), host=settings.host, port=settings.port, print=None)
+    return 0
+
+
+def _bin(name: str) -> str:
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = _settings()
+    processes = str(args.processes or settings.worker_processes)
+    threads = str(args.threads or settings.worker_threads)
+    argv = [_bin("dramatiq"), "lookout.worker", "--processes", processes, "--threads", threads]
+    os.execv(argv[0], argv)
+
+
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    _settings()  # fail here, naming the missing setting, rather than inside periodiq
+    os.environ.setdefault("TZ", "UTC")
+    argv = [_bin("periodiq"), "lookout.worker"]
+    os.execv(argv[0], argv)
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    from lookout import dev
+
+    return dev.run(port=args.port)
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    from lookout.agent import route_cli
+
+    return route_cli.main(args.text)
+
+
+def _run_db(work: Callable[[Any], Awaitable[int]]) -> int:
+    from lookout.db import pool
+
+    async def main() -> int:
+        async with pool.pool_context(_settings().database_url, max_size=2) as db:
+            return await work(db)
+
+    return asyncio.run(main())
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    from lookout.access import accounts
+    from lookout.db import repo
+
+    async def create_user(db: Any) -> int:
+        user = await accounts.create_user(db, email=args.email, password=args.password)
+        print(user.id)
+        return 0
+
+    async def create_workspace(db: Any) -> int:
+        owner = await repo.get_user_by_email(db, email=args.owner)
+        if owner is None:
+            raise errors.NotFound(f"no user with email {args.owner}")
+        print((await accounts.create_workspace(db, name=args.name, owner_id=owner.id)).id)
+        return 0
+
+    async def grant_credits(db: Any) -> int:
+        workspace_id = _uuid(args.workspace_id, "workspace id")
+        print(await accounts.grant(db, workspace_id=workspace_id, amount=args.amount))
+        return 0
+
+    async def create_key(db: Any) -> int:
+        workspace_id = _uuid(args.workspace_id, "workspace id")
+        print((await accounts.create_key(db, workspace_id=workspace_id, name=args.name)).text)
+        return 0
+
+    actions = {
+        "create-user": create_user,
+        "create-workspace": create_workspace,
+        "grant-credits": grant_credits,
+        "create-key": create_key,
+    }
+    return _run_db(actions[args.action])
+
+
+def _uuid(text: str, what: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise errors.InvalidInput(f"{text!r} is not a valid {what}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="lookout", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
+    sub.add_parser("web", help="run the web process on $PORT").set_defaults(func=cmd_web)
+    worker = sub.add_parser("worker", help="run Dramatiq workers")
+    worker.add_argument("--processes", type=int)
+    worker.add_argument("--threads", type=int)
+    worker.set_defaults(func=cmd_worker)
+    scheduler = sub.add_parser("scheduler", help="run the periodiq scheduler (one per deployment)")
+    scheduler.set_defaults(func=cmd_scheduler)
+    dev = sub.add_parser("dev", help="run everything on this machine with private Postgres/Redis")
+    dev.add_argument("--port", type=int)
+    dev.set_defaults(func=cmd_dev)
+    route = sub.add_parser("route", help="print how the intent router reads a message")
+    route.add_argument("text", nargs="*")
+    route.set_defaults(func=cmd_route)
+    _admin_parser(sub.add_parser("admin", help="accounts, credits and keys"))
+    return top
+
+
+def _admin_parser(admin: argparse.ArgumentParser) -> None:
+    actions = admin.add_subparsers(dest="action", required=True)
+    user = actions.add_parser("create-user")
+    user.add_argument("email")
+    user.add_argument("--password", required=True)
+    workspace = actions.add_parser("create-workspace")
+    workspace.add_argument("name")
+    workspace.add_argument("--owner", required=True, metavar="EMAIL")
+    grant = actions.add_parser("grant-credits")
+    grant.add_argument("workspace_id")
+    grant.add_argument("amount", type=int)
+    key = actions.add_parser("create-key")
+    key.add_argument("workspace_id")
+    key.add_argument("--name", required=True)
+    admin.set_defaults(func=cmd_admin)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (errors.LookoutError, errors.ConfigError) as exc:
+        print(f"lookout: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

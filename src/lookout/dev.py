@@ -1,0 +1,111 @@
+"""`lookout dev`: the whole service on one machine, on embedded defaults, until Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from lookout import devservices
+from lookout.access import accounts
+from lookout.db import migrate, pool, repo
+
+DEMO_EMAIL = "demo@lookout.local"
+DEMO_CREDITS = 1000
+
+
+def _root() -> Path:
+    return Path.cwd() / ".lookout"
+
+
+def _secret(root: Path) -> str:
+    path = root / "secret_key"
+    if not path.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+@contextlib.contextmanager
+def _backing_services(root: Path) -> Iterator[dict[str, str]]:
+    """Use DATABASE_URL / REDIS_URL when set; otherwise private servers under .lookout/."""
+    env: dict[str, str] = {}
+    stack = contextlib.ExitStack()
+    with stack:
+        if "DATABASE_URL" not in os.environ:
+            postgres = devservices.start_postgres(root / "pg")
+            stack.callback(postgres.stop)
+            env["DATABASE_URL"] = postgres.url
+        if "REDIS_URL" not in os.environ:
+            redis = devservices.start_redis(root / "redis")
+            stack.callback(redis.stop)
+            env["REDIS_URL"] = redis.url
+        yield env
+
+
+async def _seed(dsn: str, root: Path) -> str | None:
+    """Create the demo account once; return its API key text the first time only."""
+    async with pool.pool_context(dsn, max_size=2) as db:
+        if await repo.get_user_by_email(db, email=DEMO_EMAIL):
+            return None
+        password = secrets.token_urlsafe(12)
+        user = await accounts.create_user(db, email=DEMO_EMAIL, password=password)
+        workspace = await accounts.create_workspace(
+            db, name="Demo", owner_id=user.id, credits=DEMO_CREDITS
+        )
+        key = await accounts.create_key(db, workspace_id=workspace.id, name="demo")
+        (root / "demo.txt").write_text(f"email {DEMO_EMAIL}\npassword {password}\n")
+        return key.text
+
+
+def _procfile() -> Path:
+    beside_source = Path(__file__).resolve().parents[2] / "Procfile"
+    return beside_source if beside_source.exists() else Path.cwd() / "Procfile"
+
+
+def run(port: int | None = None) -> int:
+    root = _root()
+    with _backing_services(root) as env:
+        env.setdefault("LOOKOUT_SECRET_KEY", os.environ.get("LOOKOUT_SECRET_KEY") or _secret(root))
+        env["PORT"] = str(port or os.environ.get("PORT", "8000"))
+        env.setdefault("TZ", "UTC")
+        dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
+        asyncio.run(migrate.migrate(dsn))
+        key = asyncio.run(_seed(dsn, root))
+        _announce(env["PORT"], key, root)
+        return _supervise({**os.environ, **env})
+
+
+def _announce(port: str, key: str | None, root: Path) -> None:
+    print(f"\nLookout is starting on http://127.0.0.1:{port}/", flush=True)
+    if key:
+        print(f"Demo API key (shown once): {key}")
+        print(f"Demo login: see {root / 'demo.txt'}\n", flush=True)
+
+
+def _supervise(env: dict[str, str]) -> int:
+    """Run web + worker + scheduler from the Procfile with honcho until Ctrl-C."""
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    command = [
+        os.path.join(bin_dir, "honcho"),
+        "-f",
+        str(_procfile()),
+        "start",
+        "web",
+        "worker",
+        "scheduler",
+    ]
+    child = subprocess.Popen(command, env=env)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        return child.wait()
