@@ -207,6 +207,7 @@ def _convert(content: str, base: str, output: str, max_chars: int) -> str:
         base_url=base,
         extract_metadata=False,
         autolinks=False,
+        compact_tables=True,  # padding costs a model tokens and tells it nothing
         # A data: image can be megabytes of base64; its alt text is what a reader wants.
         inline_data_media=html_to_markdown.InlineDataMedia.ALT_TEXT_ONLY,
         preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),

@@ -244,7 +244,7 @@ def _translate(exc: BaseException, url: str, settings: Settings) -> errors.Fetch
         return _failed(url, "connect_timeout", f"Could not connect to {host} within {limit:g} s")
     if isinstance(exc, aiohttp.ClientConnectorError):
         why = exc.os_error.strerror or str(exc)
-        return _failed(url, "connect", f"Could not connect to {host}: {why}")
+        return _failed(url, "connect", f"Could not connect to {host}:{exc.port}: {why}")
     if isinstance(exc, TimeoutError):
         limit = settings.fetch_timeout_s
         return _failed(url, "timeout", f"Timed out after {limit:g} s fetching {url}")

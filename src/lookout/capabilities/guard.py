@@ -49,7 +49,7 @@ class Policy:
     def check_url(self, url: URL) -> URL:
         """`url` with its host in canonical form, or BlockedDestination saying why not."""
         if url.scheme not in SCHEMES or not url.raw_host:
-            raise blocked(url, "Lookout only fetches http and https URLs")
+            raise blocked(url, "it is not an http(s) URL with a host")
         if url.port is not None and not addresses.port_allowed(url.port, self.allowed_ports):
             allowed = ", ".join(self.allowed_ports)
             raise blocked(url, f"port {url.port} is not allowed (allowed: {allowed})")

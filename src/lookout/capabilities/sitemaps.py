@@ -52,7 +52,9 @@ def parse_sitemap(body: bytes, *, base: str, max_bytes: int) -> Sitemap:
     if body.lstrip()[:1] == b"<":
         return _parse_xml(body, base)
     lines = body.decode("utf-8", errors="replace").splitlines()
-    return Sitemap(sitemaps=[], pages=_urls(base, lines))
+    # A text sitemap is absolute URLs only; anything else on a line is not one.
+    found = (links.normalize(line) for line in lines if "://" in line)
+    return Sitemap(sitemaps=[], pages=list(dict.fromkeys(url for url in found if url)))
 
 
 def _parse_xml(body: bytes, base: str) -> Sitemap:
