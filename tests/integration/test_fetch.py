@@ -16,6 +16,9 @@ from aiohttp.test_utils import TestServer
 from lookout import errors
 from lookout.capabilities import fetch
 from tests.integration import webpages
+from tests.integration.webpages import loopback_only  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.usefixtures("loopback_only")
 
 Serve = Callable[[webpages.Site], Awaitable[TestServer]]
 SETTINGS = webpages.make_settings()

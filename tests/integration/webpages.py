@@ -3,17 +3,43 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import abc, web
 
 from lookout.capabilities import registry
 from lookout.settings import Settings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@pytest.fixture
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every address a test's client connects to; a non-loopback one fails the test unopened.
+
+    The SSRF tests aim private addresses at the guard: if the guard ever regressed, this keeps
+    the suite from sending that traffic anywhere but this machine.
+    """
+    import aiohttp.connector
+
+    real = aiohttp.connector.aiohappyeyeballs.start_connection
+    attempts: list[str] = []
+
+    async def loopback_connection(addr_infos: list[Any], *args: Any, **kwargs: Any) -> Any:
+        for info in addr_infos:
+            host = str(info[4][0])
+            attempts.append(host)
+            if not ipaddress.ip_address(host.split("%")[0]).is_loopback:
+                raise AssertionError(f"a test tried to connect to {host}")
+        return await real(addr_infos, *args, **kwargs)
+
+    monkeypatch.setattr(aiohttp.connector.aiohappyeyeballs, "start_connection", loopback_connection)
+    return attempts
 
 
 def make_settings(*, allow_private: bool = True, **overrides: Any) -> Settings:
