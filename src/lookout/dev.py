@@ -104,8 +104,14 @@ def _supervise(env: dict[str, str]) -> int:
         "scheduler",
     ]
     child = subprocess.Popen(command, env=env)
-    try:
-        return child.wait()
-    except KeyboardInterrupt:
-        child.send_signal(signal.SIGINT)
-        return child.wait()
+
+    def forward(signum: int, frame: object) -> None:
+        child.send_signal(signum)
+
+    # honcho stops every process on SIGINT/SIGTERM; we wait for it, then stop Postgres and Redis.
+    signal.signal(signal.SIGTERM, forward)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)

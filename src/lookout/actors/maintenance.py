@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 
 import dramatiq
+from periodiq import cron
 
 from lookout.actors import runtime
 from lookout.db import repo
+
+logger = logging.getLogger(__name__)
 
 PROBE_TTL_S = 300
 
@@ -26,3 +30,12 @@ async def probe(probe_id: str) -> None:
     checkpoint = await state.saver.aget_tuple(config)  # type: ignore[arg-type]
     outcome = {"database": database_ok, "checkpointer": checkpoint is None}
     await state.redis.set(probe_key(probe_id), json.dumps(outcome), ex=PROBE_TTL_S)
+
+
+@dramatiq.actor(
+    queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("*/10 * * * *")
+)
+async def sweep_expired() -> None:
+    """Every ten minutes: forget expired sessions, idempotency records and finished jobs."""
+    counts = await repo.delete_expired(runtime.current().db)
+    logger.info("swept expired rows: %s", counts)

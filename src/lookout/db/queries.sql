@@ -86,3 +86,13 @@ INSERT INTO api_keys (workspace_id, created_by, name, key_hash, prefix, rate_lim
 VALUES ($1, $2, $3, $4, $5, $6)
 RETURNING id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute,
           created_at, last_used_at, revoked_at;
+
+-- name: delete_expired_sessions
+DELETE FROM sessions WHERE expires_at < now();
+
+-- name: delete_expired_idempotency_keys
+-- Replays are promised for 24 hours.
+DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours';
+
+-- name: delete_expired_jobs
+DELETE FROM jobs WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'cancelled');

@@ -164,3 +164,17 @@ async def insert_api_key(
     key = ApiKey.from_row(row)
     assert key is not None
     return key
+
+
+async def delete_expired(db: Executor) -> dict[str, int]:
+    """Drop expired sessions, idempotency records and finished jobs; counts per kind."""
+    return {
+        "sessions": _count(await execute(db, "delete_expired_sessions")),
+        "idempotency_keys": _count(await execute(db, "delete_expired_idempotency_keys")),
+        "jobs": _count(await execute(db, "delete_expired_jobs")),
+    }
+
+
+def _count(status: str) -> int:
+    """Rows touched, from a command status such as 'DELETE 3'."""
+    return int(status.rsplit(" ", 1)[-1])
