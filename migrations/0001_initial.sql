@@ -51,6 +51,7 @@ CREATE TABLE api_keys (
     revoked_at            timestamptz
 );
 CREATE INDEX api_keys_workspace_idx ON api_keys (workspace_id);
+CREATE INDEX api_keys_prefix_idx ON api_keys (prefix) WHERE revoked_at IS NULL;
 
 CREATE TABLE credit_balances (
     workspace_id uuid PRIMARY KEY REFERENCES workspaces (id) ON DELETE CASCADE,
@@ -73,6 +74,9 @@ CREATE TABLE credit_ledger (
 );
 CREATE INDEX credit_ledger_workspace_idx ON credit_ledger (workspace_id, created_at DESC);
 CREATE INDEX credit_ledger_open_reservations_idx ON credit_ledger (deadline) WHERE kind = 'reserve';
+-- A reservation is closed once: by a settle or by a refund, never both.
+CREATE UNIQUE INDEX credit_ledger_closed_once_key ON credit_ledger (workspace_id, request_id)
+    WHERE kind IN ('settle', 'refund');
 
 CREATE TABLE chats (
     id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import appkeys, middleware, routes
+from lookout.access import keys
 from lookout.db import pool
 from lookout.settings import Settings
 
@@ -42,6 +43,7 @@ def create_app(settings: Settings) -> web.Application:
         middlewares=[middleware.error_middleware], client_max_size=settings.max_body_bytes
     )
     app[appkeys.SETTINGS] = settings
+    app[appkeys.KEY_USAGE] = keys.KeyUsage()
     app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx])
     routes.setup_routes(app)
     return app

@@ -7,6 +7,7 @@ import asyncpg
 import redis.asyncio as aioredis
 from aiohttp import web
 
+from lookout.access import keys
 from lookout.settings import Settings
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -16,3 +17,4 @@ HTTP = web.AppKey("http", aiohttp.ClientSession)
 
 REQUEST_ID = web.RequestKey("request_id", str)
 STARTED = web.RequestKey("started", float)
+KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)

@@ -96,3 +96,36 @@ DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours';
 
 -- name: delete_expired_jobs
 DELETE FROM jobs WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'cancelled');
+
+-- name: find_keys_by_prefix
+-- Unrevoked keys sharing a display prefix; the caller compares hashes in constant time.
+SELECT id, workspace_id, rate_limit_per_minute, key_hash
+FROM api_keys
+WHERE prefix = $1 AND revoked_at IS NULL;
+
+-- name: touch_api_key
+UPDATE api_keys SET last_used_at = now() WHERE id = $1;
+
+-- name: list_api_keys
+SELECT id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute,
+       created_at, last_used_at, revoked_at
+FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC;
+
+-- name: revoke_api_key
+UPDATE api_keys SET revoked_at = now()
+WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL
+RETURNING id;
+
+-- name: insert_session
+INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3);
+
+-- name: get_session_user
+SELECT u.id, u.email, u.password_hash, u.created_at
+FROM sessions s JOIN users u ON u.id = s.user_id
+WHERE s.token_hash = $1 AND s.expires_at > now();
+
+-- name: delete_session
+DELETE FROM sessions WHERE token_hash = $1;
+
+-- name: get_first_workspace
+SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMIT 1;

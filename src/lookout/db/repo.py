@@ -178,3 +178,48 @@ async def delete_expired(db: Executor) -> dict[str, int]:
 def _count(status: str) -> int:
     """Rows touched, from a command status such as 'DELETE 3'."""
     return int(status.rsplit(" ", 1)[-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyPrincipal(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    rate_limit_per_minute: int | None
+    key_hash: bytes = dataclasses.field(repr=False)
+
+
+async def find_keys_by_prefix(db: Executor, *, prefix: str) -> list[KeyPrincipal]:
+    rows = await fetch(db, "find_keys_by_prefix", prefix)
+    return [key for row in rows if (key := KeyPrincipal.from_row(row))]
+
+
+async def touch_api_key(db: Executor, *, key_id: uuid.UUID) -> None:
+    await execute(db, "touch_api_key", key_id)
+
+
+async def list_api_keys(db: Executor, *, workspace_id: uuid.UUID) -> list[ApiKey]:
+    rows = await fetch(db, "list_api_keys", workspace_id)
+    return [key for row in rows if (key := ApiKey.from_row(row))]
+
+
+async def revoke_api_key(db: Executor, *, key_id: uuid.UUID, workspace_id: uuid.UUID) -> bool:
+    return await fetchval(db, "revoke_api_key", key_id, workspace_id) is not None
+
+
+async def insert_session(
+    db: Executor, *, token_hash: bytes, user_id: uuid.UUID, expires_at: dt.datetime
+) -> None:
+    await execute(db, "insert_session", token_hash, user_id, expires_at)
+
+
+async def get_session_user(db: Executor, *, token_hash: bytes) -> User | None:
+    return User.from_row(await fetchrow(db, "get_session_user", token_hash))
+
+
+async def delete_session(db: Executor, *, token_hash: bytes) -> None:
+    await execute(db, "delete_session", token_hash)
+
+
+async def get_first_workspace(db: Executor, *, user_id: uuid.UUID) -> uuid.UUID | None:
+    workspace_id = await fetchval(db, "get_first_workspace", user_id)
+    return workspace_id if isinstance(workspace_id, uuid.UUID) else None

@@ -1,0 +1,133 @@
+"""Authentication: API keys (Bearer) and session cookies, resolved to a workspace Principal."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+import urllib.parse
+import uuid
+
+import asyncpg
+from aiohttp import web
+
+from lookout import appkeys, errors
+from lookout.access import keys
+from lookout.access.principals import Principal
+from lookout.db import repo
+from lookout.settings import Settings
+
+COOKIE = "lookout_session"
+WORKSPACE_HEADER = "X-Lookout-Workspace"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def bearer_token(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise errors.Unauthenticated("Send the API key as 'Authorization: Bearer lk_...'.")
+    return token.strip()
+
+
+async def key_principal(db: asyncpg.Pool, usage: keys.KeyUsage, token: str) -> Principal:
+    """The principal of an API key; a wrong, revoked or malformed key is Unauthenticated."""
+    found = None
+    if keys.looks_like_key(token):
+        digest = keys.digest(token)
+        candidates = await repo.find_keys_by_prefix(db, prefix=keys.display_prefix(token))
+        found = next((k for k in candidates if hmac.compare_digest(k.key_hash, digest)), None)
+    if found is None:
+        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+    if usage.due(found.id):
+        await repo.touch_api_key(db, key_id=found.id)
+    return Principal(
+        kind="api_key",
+        workspace_id=found.workspace_id,
+        role="editor",
+        key_id=found.id,
+        rate_limit_per_minute=found.rate_limit_per_minute,
+    )
+
+
+def session_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+async def new_session(db: asyncpg.Pool, settings: Settings, user_id: uuid.UUID) -> str:
+    """Store a new session (hashed) and return the cookie value."""
+    token = secrets.token_urlsafe(32)
+    expires_at = dt.datetime.now(dt.UTC) + dt.timedelta(days=settings.session_days)
+    await repo.insert_session(
+        db, token_hash=session_digest(token), user_id=user_id, expires_at=expires_at
+    )
+    return token
+
+
+async def session_user(request: web.Request) -> repo.User | None:
+    token = request.cookies.get(COOKIE)
+    if not token or len(token) > 100:
+        return None
+    return await repo.get_session_user(request.app[appkeys.DB], token_hash=session_digest(token))
+
+
+def allowed_origins(request: web.Request) -> set[str]:
+    settings = request.app[appkeys.SETTINGS]
+    own = f"{request.scheme}://{request.host}"
+    configured = {settings.public_url.rstrip("/")} if settings.public_url else set()
+    return {own, *configured, *settings.allowed_origins}
+
+
+def check_origin(request: web.Request) -> None:
+    """Cookie-authenticated writes must come from our own pages (CSRF)."""
+    if request.method in _SAFE_METHODS:
+        return
+    origin = request.headers.get("Origin")
+    if origin is None:
+        referer = urllib.parse.urlsplit(request.headers.get("Referer", ""))
+        origin = f"{referer.scheme}://{referer.netloc}" if referer.netloc else None
+    if origin not in allowed_origins(request):
+        raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
+
+
+async def user_principal(
+    db: asyncpg.Pool, user: repo.User, workspace_id: uuid.UUID | None
+) -> Principal:
+    """A signed-in user acting in a workspace they belong to (else NotFound)."""
+    workspace_id = workspace_id or await repo.get_first_workspace(db, user_id=user.id)
+    role = None
+    if workspace_id is not None:
+        role = await repo.get_role(db, workspace_id=workspace_id, user_id=user.id)
+    if workspace_id is None or role is None:
+        raise errors.NotFound("No such workspace.")
+    return Principal(kind="session", workspace_id=workspace_id, role=role, user_id=user.id)
+
+
+def requested_workspace(request: web.Request) -> uuid.UUID | None:
+    raw = request.match_info.get("ws") or request.headers.get(WORKSPACE_HEADER)
+    if raw is None:
+        return None
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise errors.NotFound("No such workspace.") from None
+
+
+async def authenticate(request: web.Request) -> Principal:
+    """Bearer API key first, else the session cookie; Unauthenticated when neither is valid."""
+    db = request.app[appkeys.DB]
+    token = bearer_token(request)
+    if token is not None:
+        principal = await key_principal(db, request.app[appkeys.KEY_USAGE], token)
+        wanted = requested_workspace(request)
+        if wanted is not None and wanted != principal.workspace_id:
+            raise errors.NotFound("No such workspace.")
+        return principal
+    user = await session_user(request)
+    if user is None:
+        raise errors.Unauthenticated()
+    check_origin(request)
+    return await user_principal(db, user, requested_workspace(request))

@@ -1,0 +1,56 @@
+"""Who is asking: a signed-in user, an API key, or the system acting as a watch's creator."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any, Literal
+
+from lookout import errors
+
+Kind = Literal["session", "api_key", "system"]
+ROLES = ("viewer", "editor", "owner")
+
+
+@dataclasses.dataclass(frozen=True)
+class Principal:
+    kind: Kind
+    workspace_id: uuid.UUID
+    role: str
+    user_id: uuid.UUID | None = None
+    key_id: uuid.UUID | None = None
+    rate_limit_per_minute: int | None = None
+
+    @property
+    def actor(self) -> str:
+        """A short label for the ledger and logs (never a secret)."""
+        ident = self.key_id if self.kind == "api_key" else self.user_id
+        return f"{self.kind}:{ident}"
+
+    def require(self, role: str) -> None:
+        """Forbidden unless this principal's role is at least `role`."""
+        if ROLES.index(self.role) < ROLES.index(role):
+            raise errors.Forbidden(
+                f"This needs the {role} role in this workspace; you are a {self.role}."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "workspace_id": str(self.workspace_id),
+            "role": self.role,
+            "user_id": str(self.user_id) if self.user_id else None,
+            "key_id": str(self.key_id) if self.key_id else None,
+            "rate_limit_per_minute": self.rate_limit_per_minute,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Principal:
+        return cls(
+            kind=data["kind"],
+            workspace_id=uuid.UUID(data["workspace_id"]),
+            role=data["role"],
+            user_id=uuid.UUID(data["user_id"]) if data.get("user_id") else None,
+            key_id=uuid.UUID(data["key_id"]) if data.get("key_id") else None,
+            rate_limit_per_minute=data.get("rate_limit_per_minute"),
+        )
