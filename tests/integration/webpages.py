@@ -124,10 +124,10 @@ class Site:
         return web.Response(body=body, status=status, headers=headers)
 
 
-def article(title: str, content: str, *, nav: str = "", lang_meta: str = "") -> str:
+def article(title: str, content: str, *, nav: str = "", head: str = "") -> str:
     """A page with the usual boilerplate around `content`."""
     return (
-        f"<!doctype html><html><head>{lang_meta}<title>{title}</title></head><body>"
+        f"<!doctype html><html><head>{head}<title>{title}</title></head><body>"
         '<header class="site-header"><a href="/">Home</a>'
         f"<nav>{nav or '<a href=/about>About us</a>'}</nav></header>"
         '<div class="cookie-banner">We use cookies to improve your experience.</div>'
