@@ -208,6 +208,9 @@ def _convert(content: str, base: str, output: str, max_chars: int) -> str:
         extract_metadata=False,
         autolinks=False,
         compact_tables=True,  # padding costs a model tokens and tells it nothing
+        # Measured on bench/corpus.py: 0.74 ms a page against 1.73 ms for "auto", with the same
+        # output apart from table padding.
+        tier_strategy="tier1",
         # A data: image can be megabytes of base64; its alt text is what a reader wants.
         inline_data_media=html_to_markdown.InlineDataMedia.ALT_TEXT_ONLY,
         preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),

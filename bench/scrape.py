@@ -1,0 +1,186 @@
+"""Benchmark: web.scrape pages/s against a bare aiohttp fetch of the same pages, in the same run.
+
+    .venv/bin/python bench/scrape.py [--pages 200] [--latency-ms 0,50] [--rounds 3] [--check]
+
+A separate process serves the corpus (bench/corpus.py) on loopback, optionally waiting
+`latency` ms before each answer as a real site's server would. For each latency, the bare
+client and web.scrape (20 URLs a call, through the registry, one shared guarded session) fetch
+every page with the same concurrency (LOOKOUT_FETCH_CONCURRENCY); the best of `rounds` counts.
+Our fetcher alone ("guarded fetch": SSRF guard and limits, no extraction) is timed too.
+Then every page is extracted once more on this thread to measure CPU per page.
+Targets: scrape >= 0.5x the bare rate; no page over 100 ms of CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus
+
+import lookout.capabilities  # noqa: F401 - registers the verbs
+from lookout.capabilities import extract, fetch, registry
+from lookout.settings import Settings
+
+RATIO_TARGET = 0.5
+CPU_TARGET_MS = 100.0
+BATCH = 20
+
+
+def _serve(sock: socket.socket, count: int, latency_s: float) -> None:
+    pages = dict(corpus.corpus(count))
+
+    async def page(request: web.Request) -> web.Response:
+        if latency_s:
+            await asyncio.sleep(latency_s)
+        return web.Response(body=pages[request.path], content_type="text/html", charset="utf-8")
+
+    app = web.Application()
+    app.router.add_get("/pages/{name}", page)
+    web.run_app(app, sock=sock, print=None, handle_signals=True)
+
+
+def _start_server(count: int, latency_s: float) -> tuple[multiprocessing.process.BaseProcess, int]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(512)
+    process = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(sock, count, latency_s), daemon=True
+    )
+    process.start()
+    port: int = sock.getsockname()[1]
+    sock.close()
+    return process, port
+
+
+async def _bare(urls: list[str], concurrency: int) -> float:
+    gate = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession() as session:
+
+        async def one(url: str) -> None:
+            async with gate, session.get(url) as response:
+                await response.read()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(url) for url in urls))
+        return time.perf_counter() - started
+
+
+async def _guarded(urls: list[str], settings: Settings) -> float:
+    """Our fetcher alone (guard, limits, no extraction): where the rest of the gap comes from."""
+    gate = asyncio.Semaphore(settings.fetch_concurrency)
+    async with fetch.open_session(settings) as session:
+
+        async def one(url: str) -> None:
+            async with gate:
+                await fetch.fetch(url, settings=settings, session=session)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(url) for url in urls))
+        return time.perf_counter() - started
+
+
+async def _scrape(urls: list[str], settings: Settings) -> tuple[float, float, int]:
+    verb = registry.get("web.scrape")
+
+    async def progress(done: int, total: int) -> None:
+        return None
+
+    async with fetch.open_session(settings) as http:
+        ctx = registry.VerbContext(http=http, settings=settings, progress=progress)
+        cpu, started = time.process_time(), time.perf_counter()
+        ok = 0
+        for start in range(0, len(urls), BATCH):
+            data = registry.validate_input(verb, {"urls": urls[start : start + BATCH]})
+            output = registry.dump_output(verb, await verb.execute(data, ctx))
+            ok += verb.billable_units(output)
+        return time.perf_counter() - started, time.process_time() - cpu, ok
+
+
+async def _compare(urls: list[str], settings: Settings, rounds: int) -> dict[str, float]:
+    await _bare(urls[:10], settings.fetch_concurrency)  # warm the server and the client
+    bare, guarded, scrape, cpu, ok = [], [], [], [], 0
+    for _ in range(rounds):
+        bare.append(await _bare(urls, settings.fetch_concurrency))
+        guarded.append(await _guarded(urls, settings))
+        wall, used, ok = await _scrape(urls, settings)
+        scrape.append(wall)
+        cpu.append(used)
+    return {
+        "bare": len(urls) / min(bare),
+        "guarded": len(urls) / min(guarded),
+        "scrape": len(urls) / min(scrape),
+        "cpu_ms": 1000 * min(cpu) / len(urls),
+        "ok": ok,
+    }
+
+
+def _cpu_per_page(count: int) -> tuple[float, float, str]:
+    costs = []
+    for path, body in corpus.corpus(count):
+        started = time.thread_time()
+        extract.extract(body, url=f"http://bench.local{path}", charset="utf-8")
+        costs.append((1000 * (time.thread_time() - started), f"{path} ({len(body) // 1024} KB)"))
+    worst = max(costs)
+    return worst[0], sum(cost for cost, _ in costs) / len(costs), worst[1]
+
+
+def _report(latency_ms: int, pages: int, figures: dict[str, Any]) -> bool:
+    ratio = figures["scrape"] / figures["bare"]
+    verdict = "meets" if ratio >= RATIO_TARGET else "MISSES"
+    print(
+        f"latency {latency_ms:>3} ms: bare fetch {figures['bare']:7.1f} pages/s | "
+        f"guarded fetch {figures['guarded']:7.1f} | web.scrape {figures['scrape']:7.1f} "
+        f"({figures['ok']}/{pages} ok, {figures['cpu_ms']:.1f} ms CPU/page) | ratio {ratio:.2f} "
+        f"({verdict} >= {RATIO_TARGET})"
+    )
+    return ratio >= RATIO_TARGET
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--latency-ms", default="0,50", help="comma-separated server latencies")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    args = parser.parse_args()
+    settings = Settings.from_env(
+        {"DATABASE_URL": "-", "REDIS_URL": "-", "LOOKOUT_SECRET_KEY": "-"},
+        allow_private_networks=True,  # the corpus is served on loopback
+    )
+    sizes = sorted(len(body) for _, body in corpus.corpus(args.pages))
+    print(
+        f"corpus: {args.pages} pages, median {sizes[len(sizes) // 2] // 1024} KB, largest "
+        f"{sizes[-1] // 1024} KB, {sum(size > 200_000 for size in sizes)} over 200 KB; "
+        f"concurrency {settings.fetch_concurrency}, best of {args.rounds}"
+    )
+    met = True
+    for latency_ms in (int(value) for value in args.latency_ms.split(",")):
+        server, port = _start_server(args.pages, latency_ms / 1000)
+        try:
+            urls = [f"http://127.0.0.1:{port}{path}" for path, _ in corpus.corpus(args.pages)]
+            met &= _report(
+                latency_ms, args.pages, asyncio.run(_compare(urls, settings, args.rounds))
+            )
+        finally:
+            server.terminate()
+            server.join()
+    worst, mean, page = _cpu_per_page(args.pages)
+    print(f"extraction CPU per page: max {worst:.1f} ms ({page}), mean {mean:.1f} ms", end=" ")
+    print(f"({'meets' if worst <= CPU_TARGET_MS else 'MISSES'} <= {CPU_TARGET_MS:g} ms)")
+    met &= worst <= CPU_TARGET_MS
+    return 1 if args.check and not met else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
