@@ -377,7 +377,7 @@ def _every_days(
 
 
 def _per_day(n: int, clock: _Clock, anchor: tuple[int, int, int], floor: int) -> Cadence:
-    if n == 2:
+    if n == 2 and floor <= 720:
         hours = sorted({clock.hour, (clock.hour + 12) % 24})
         return Cadence(f"{clock.minute} {hours[0]},{hours[1]} * * *", 720)
     return _every(_DAY / max(1, n), clock, anchor, floor)

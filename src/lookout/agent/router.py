@@ -64,7 +64,7 @@ def route(text: str, *, now: datetime | None = None, min_interval_minutes: int =
         return Route("control", links, control=control)
     stated = cadence.find(plain, now=now, min_interval=min_interval_minutes)
     intent = _intent(plain, has_url=bool(links), has_cadence=stated is not None)
-    query, place, location = (None, None, None) if links else _places(masked)
+    query, place, location = (None, None, None) if links else _places(masked[:_MAPS_SPAN])
     base = Route(intent, links, query=query, place=place, location=location)
     if intent != "standing":
         return base
@@ -123,8 +123,9 @@ _STOP = _rx(
     rf"(?:{_WATCHED}|schedule|automation|subscription|it|this|that|them|everything|now)\b",
     r"(?:^|[.!?;,]\s*)(?:(?:ok(?:ay)?|please|pls|plz|hey|just|alright|thanks|thank you|now)\W+)*"
     r"(?:stop|cancel|pause|enough|halt)\b(?!\s+(?:at|by|in|near|for|from)\b)",
-    rf"\b{_WATCHED}\b.*\b(?:any\s*more|any\s+longer)\b",
-    r"\b(?:any\s*more|any\s+longer|no\s+longer)\b.*\b(?:need|want|care|interested|relevant)\b",
+    rf"\b{_WATCHED}\b[^.?!]{{0,120}}\b(?:any\s*more|any\s+longer)\b",
+    r"\b(?:any\s*more|any\s+longer|no\s+longer)\b[^.?!]{0,120}\b(?:need|want|care|interested"
+    r"|relevant)\b",
     r"\bno\s+(?:more|longer)\s+(?:need\s+(?:for|of)\s+)?(?:updates|alerts|notifications|pings"
     r"|emails|watching|tracking|checks|monitoring|reminders)\b",
 )
@@ -201,7 +202,7 @@ _WATCH = _rx(
     r"|resolution|deals?|cable|settings|under))",
     r"\bkeep(?:ing)?\s+(?:a\s+(?:close\s+)?|an\s+|close\s+)?(?:eyes?|tabs|track|watch|an\s+ear)\b",
     r"\bkeep(?:ing)?\s+(?:checking|watching|tracking|monitoring|looking|refreshing|polling)\b",
-    r"\beyes?\s+on\b|\bfollow\b.*\b(?:for\s+(?:changes|updates|news)|closely)\b|\blook\s*out\s+for"
+    r"\beyes?\s+on\b|\bfollow\b[^.?!]{0,80}\b(?:for\s+(?:changes|updates|news)|closely)\b|\blook\s*out\s+for"
     r"\b|\bon\s+the\s+lookout\b|\bcheck\s+back\b|\bobserve\b",
     r"\bfor\s+(?:any\s+)?(?:changes|updates|new\s+\w+)\b|\blet\s+(?:me|us)\s+know\s+if\b",
 )
@@ -268,6 +269,7 @@ sundry swatch tacking tight tightly tights tours trace traci tracing tracks trac
 trick tricking truck trucking twine unsubscribed unsubscribes update updated updater weakly
 weeds weeps wight wights witch witching wrack wright yours
 """)
+_KNOWN = _VOCABULARY | _NEAR_MISSES
 _SHORT_TYPOS = {
     "evry": "every", "evey": "every", "eveyr": "every", "ery": "every", "evrey": "every",
     "dayly": "daily", "hrly": "hourly", "wkly": "weekly", "nite": "night", "nitely": "nightly",
@@ -275,6 +277,7 @@ _SHORT_TYPOS = {
     "pls": "please", "plz": "please", "lemme": "let me", "u": "you", "ur": "your",
     "whats": "what's", "dont": "don't", "e-mail": "email", "mins": "minutes", "hrs": "hours",
 }  # fmt: skip
+_SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _EVERYDAY = re.compile(
     r"\beveryday\b(?=\s*(?:$|[.,;!?]|at\b|and\b|please\b|for\b|from\b|to\b|in\b|on\b|_url_"
@@ -283,7 +286,7 @@ _EVERYDAY = re.compile(
 
 
 def _normalize(text: str) -> str:
-    text = text.lower().translate(_QUOTES)
+    text = _SPACES.sub(" ", text.lower().translate(_QUOTES))
     text = re.sub(r"[a-z][a-z'-]*", lambda m: _fix_word(m.group()), text)
     return _EVERYDAY.sub("every day", text)
 
@@ -292,7 +295,7 @@ def _normalize(text: str) -> str:
 def _fix_word(word: str) -> str:
     if word in _SHORT_TYPOS:
         return _SHORT_TYPOS[word]
-    if len(word) < 5 or word in _VOCABULARY or word in _NEAR_MISSES or not word.isalpha():
+    if not 5 <= len(word) <= 12 or not word.isalpha() or word in _KNOWN:
         return word
     keys = (word, *(word[:i] + word[i + 1 :] for i in range(len(word))))
     candidates = {known for key in keys for known in _BY_DELETION.get(key, ())}
@@ -347,7 +350,7 @@ _POI_IN = re.compile(
 _PLACE = re.compile(
     r"\b(?:reviews?|ratings?|opening\s+hours|hours|phone\s+number|address|directions)\s+"
     r"(?:of|for|to|at)\s+(?P<place>.+?)(?:\s+(?:in|near|at)\s+(?P<where>[^?!]+?))?\s*[?.!]*$"
-    r"|\bis\s+(?P<open>.+?)\s+open\b",
+    r"|\bis\s+(?P<open>[^.?!]{1,80}?)\s+open\b",
     re.IGNORECASE,
 )
 _TAIL = re.compile(
@@ -356,6 +359,10 @@ _TAIL = re.compile(
     r"|\s*[?.!]+\s*$",
     re.IGNORECASE,
 )
+
+
+# Maps requests are one short sentence; reading further only costs time.
+_MAPS_SPAN = 300
 
 
 def _places(text: str) -> tuple[str | None, str | None, str | None]:

@@ -57,7 +57,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
         if start < taken_until:
             continue
         cleaned = _strip_trailing(raw)
-        url = normalize(cleaned)
+        url = _settled(cleaned)
         if url is not None:
             found.append((start, start + len(cleaned), url))
             taken_until = start + len(raw)
@@ -82,6 +82,15 @@ def normalize(raw: str) -> str | None:
         netloc = f"[{host}]" if port is None else f"[{host}]:{port}"
     path = "" if parts.path == "/" and not parts.query and not parts.fragment else parts.path
     return urlunsplit((scheme, netloc, path, parts.query, parts.fragment))
+
+
+def _settled(cleaned: str) -> str | None:
+    # Normalizing can bare a new trailing character ("a.com/_#" -> "https://a.com/_"); strip
+    # again until the URL reads back as itself.
+    url = normalize(cleaned)
+    while url is not None and _strip_trailing(url) != url:
+        url = normalize(_strip_trailing(url))
+    return url
 
 
 def _candidates(text: str) -> Iterator[tuple[int, int, str]]:
