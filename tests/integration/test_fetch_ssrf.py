@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
+import hypothesis
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from hypothesis import strategies as st
 
 from lookout import errors
 from lookout.capabilities import addresses, fetch, guard, registry, scrape
@@ -228,3 +231,23 @@ def test_every_ipv4_spelling_is_understood(host: str, expected: str | None) -> N
 )
 def test_public_addresses_are_allowed(address: str) -> None:
     assert addresses.blocked_reason(ipaddress.ip_address(address)) is None
+
+
+_PART = st.one_of(
+    st.integers(0, 2**32 - 1).map(str),
+    st.integers(0, 2**32 - 1).map(lambda n: f"0x{n:x}"),
+    st.integers(0, 2**32 - 1).map(lambda n: f"0{n:o}"),
+    st.text("0123456789abcdefx", min_size=1, max_size=12),
+)
+
+
+@hypothesis.settings(max_examples=500)  # about one in eight spellings is one libc accepts
+@hypothesis.given(st.lists(_PART, min_size=1, max_size=5).map(".".join))
+def test_every_spelling_libc_accepts_is_parsed_to_the_same_address(host: str) -> None:
+    """The security-relevant direction: whatever inet_aton (and so getaddrinfo) would turn into
+    an address, the guard sees as that address too."""
+    try:
+        packed = socket.inet_aton(host)
+    except OSError:
+        return
+    assert addresses.parse_ip(host) == ipaddress.IPv4Address(packed)
