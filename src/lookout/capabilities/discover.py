@@ -138,7 +138,7 @@ class Crawl:
         result = await self._get(url, ("text/plain",))
         if result is not None:
             text = result.body.decode(result.charset or "utf-8", errors="replace")
-            self.robots = sitemaps.parse_robots(text, url)
+            self.robots = await asyncio.to_thread(sitemaps.parse_robots, text, url)
 
     async def _read_sitemaps(self, roots: list[str]) -> None:
         queue = [(url, 0) for url in roots]
@@ -161,7 +161,10 @@ class Crawl:
             return sitemaps.Sitemap(sitemaps=[], pages=[])
         max_bytes = self.ctx.settings.fetch_max_bytes
         try:
-            return sitemaps.parse_sitemap(result.body, base=result.final_url, max_bytes=max_bytes)
+            # A sitemap can be megabytes of XML: parse it off the event loop.
+            return await asyncio.to_thread(
+                sitemaps.parse_sitemap, result.body, base=result.final_url, max_bytes=max_bytes
+            )
         except (inflate.TooLarge, inflate.BadEncoding):
             logger.info("discover: unreadable sitemap %s", url)
             return sitemaps.Sitemap(sitemaps=[], pages=[])
