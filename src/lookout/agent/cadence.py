@@ -93,7 +93,7 @@ _N = (
 )
 _UNIT = (
     r"(?P<unit>seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w"
-    r"|months?|mos?|years?|yrs?|y)"
+    r"|fortnights?|months?|mos?|years?|yrs?|y)"
 )
 _FULLDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _DAYITEM = (
@@ -176,7 +176,7 @@ def _read_every(match: re.Match[str]) -> _Freq | None:
     n = _count(raw_n)
     if unit[0] == "y" or unit.startswith("mo"):
         return _Freq("months", n * (12 if unit[0] == "y" else 1))
-    scale = {"s": 1 / 60, "m": 1, "h": 60, "d": _DAY, "w": _WEEK}[unit[0]]
+    scale = {"s": 1 / 60, "m": 1, "h": 60, "d": _DAY, "w": _WEEK, "f": 2 * _WEEK}[unit[0]]
     return _Freq("every", n * scale)
 
 
@@ -267,7 +267,7 @@ _READERS = {
 
 _CLOCK = re.compile(
     r"\b(?P<h>\d{1,2})(?:[:.h](?P<m>[0-5]\d))?\s*(?P<ap>[ap])\.?m\b\.?"
-    r"|\b(?:at|@|around)\s*(?P<h2>\d{1,2})(?:[:.h](?P<m2>[0-5]\d))?\b"
+    r"|\b(?:at|@|around)\s*(?P<h2>\d{1,2})(?:[:.h](?P<m2>[0-5]\d))?\b(?:\s*(?P<ap2>[ap])\.?m\b\.?)?"
     r"(?!\s*(?:%|percent|[.,]\d|min|hour|hr|day|week|time|x\b|[$€£]|euro|dollar|degree|°|km|mile))"
     r"|\b(?P<h3>[01]?\d|2[0-3]):(?P<m3>[0-5]\d)\b"
     r"|\b(?P<named>noon|midday|midnight)\b"
@@ -286,7 +286,7 @@ def _clock(text: str, since: int, part: str) -> _Clock:
         else:
             hour, minute = match.group("h", "m") if match.group("h") else match.group("h2", "m2")
             hour, minute = (hour, minute) if hour else match.group("h3", "m3")
-            stated = (int(hour), int(minute or 0), match.group("ap") or "")
+            stated = (int(hour), int(minute or 0), match.group("ap") or match.group("ap2") or "")
     if stated is None:
         return _Clock(_PARTS.get(part, 8), 0)
     return _Clock(_hour24(stated, part), stated[1] % 60)

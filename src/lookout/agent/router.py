@@ -213,6 +213,7 @@ _TASK = _rx(
     r"\b(?:summari[sz]e|summary|sum\s+up|tl;?dr|recap|rundown|overview|breakdown|gist|compare|comparison|contrast|diff|versus"
     r"|vs\.?|find|search|look\s+up|lookup|look\s+for|google|research|pull|get|grab|fetch|scrape"
     r"|extract|download|export|copy|collect|gather|list|enumerate|show|give\s+me|tell\s+me|read"
+    r"|scan|audit|validate|verify|proofread|test"
     r"|quote|translate|explain|describe|outline|analy[sz]e|review|evaluate|count|map|crawl"
     r"|index|discover|what's|what\s+(?:is|are)|price\s+of|cost\s+of|how\s+(?:much|many)"
     r"|directions|near(?:by|est)?|closest|reviews?|ratings?|opening\s+hours|headlines|convert"
@@ -278,6 +279,9 @@ _SHORT_TYPOS = {
     "whats": "what's", "dont": "don't", "e-mail": "email", "mins": "minutes", "hrs": "hours",
 }  # fmt: skip
 _SPACES = re.compile(r"\s+")
+# Real words typed for a time unit; read as the unit only right after a frequency word.
+_SOUNDALIKES = {"weak": "week", "weaks": "weeks", "our": "hour", "ours": "hours", "dya": "day"}
+_SOUNDALIKE = re.compile(r"\b(every|each|per|a|an|once a|twice a|\d+)\s+(weaks?|ours?|dya)\b")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _EVERYDAY = re.compile(
     r"\beveryday\b(?=\s*(?:$|[.,;!?]|at\b|and\b|please\b|for\b|from\b|to\b|in\b|on\b|_url_"
@@ -288,6 +292,7 @@ _EVERYDAY = re.compile(
 def _normalize(text: str) -> str:
     text = _SPACES.sub(" ", text.lower().translate(_QUOTES))
     text = re.sub(r"[a-z][a-z'-]*", lambda m: _fix_word(m.group()), text)
+    text = _SOUNDALIKE.sub(lambda m: f"{m.group(1)} {_SOUNDALIKES[m.group(2)]}", text)
     return _EVERYDAY.sub("every day", text)
 
 
@@ -365,23 +370,35 @@ _TAIL = re.compile(
 _MAPS_SPAN = 300
 
 
+# "near the Eiffel Tower under 150 euros": what follows the place narrows the search, not where.
+_QUALIFIER = re.compile(
+    r"\s+(?:under|below|cheaper\s+than|less\s+than|for\s+(?:less|under|below)|with(?:out)?"
+    r"|that|which|open|where)\b.*$",
+    re.IGNORECASE,
+)
+
+
 def _places(text: str) -> tuple[str | None, str | None, str | None]:
     """(query, place, location) of a maps request in `text` (URLs masked), or Nones."""
     place = _PLACE.search(text)
     if place is not None:
         named = place.group("place") or place.group("open")
-        return None, _tidy(named), _tidy(place.group("where"))
+        return None, _tidy(named), _where(place.group("where"))
     for splitter in (_AREA, _POI_IN):
         parts = splitter.split(text, maxsplit=1)
         if len(parts) == 2:
             what = _SEARCH_LEAD.sub("", parts[0]) + (_poi(text, splitter) or "")
-            return _tidy(what), None, _tidy(parts[1])
+            return _tidy(what), None, _where(parts[1])
     return None, None, None
 
 
 def _poi(text: str, splitter: re.Pattern[str]) -> str | None:
     match = splitter.search(text)
     return match.group().split()[0] if splitter is _POI_IN and match else None
+
+
+def _where(value: str | None) -> str | None:
+    return _tidy(_QUALIFIER.sub("", value)) if value else None
 
 
 def _tidy(value: str | None) -> str | None:
