@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -62,7 +63,8 @@ async def test_a_page_comes_back_as_clean_markdown_with_absolute_links(
     )
     markdown = page["markdown"]
     assert "# Council approves budget" in markdown and "## Where the money goes" in markdown
-    assert "1. Schools" in markdown and "| Schools | 4.1m |" in markdown
+    assert "1. Schools" in markdown
+    assert re.search(r"\| Schools +\| 4\.1m +\|", markdown)  # columns may be padded
     assert f"[a long debate]({server.make_url('/minutes/2024-05.html')})" in markdown
     for boilerplate in ("About us", "cookies", "Popular elsewhere", "Copyright", "tracking"):
         assert boilerplate not in markdown

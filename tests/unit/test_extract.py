@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lookout.capabilities import charsets, extract
@@ -62,7 +64,8 @@ def test_markdown_keeps_headings_lists_tables_code_and_absolute_links(
     assert "# River levels rise again" in markdown
     assert "## What to do" in markdown
     assert "- Move cars to high ground" in markdown
-    assert "| Town | Level |" in markdown and "| Ashford | 4.2 m |" in markdown
+    assert re.search(r"\| Town +\| Level +\|", markdown)  # columns may be padded
+    assert re.search(r"\| Ashford +\| 4\.2 m +\|", markdown)
     assert "level = read_gauge()" in markdown
     assert "[last year's flood](https://news.example/2023/flood.html#map)" in markdown
     assert "![The river at dawn](https://news.example/img/river.jpg)" in markdown
