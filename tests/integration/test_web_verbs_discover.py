@@ -249,3 +249,20 @@ async def test_a_failing_search_provider_is_an_upstream_error(lab: Lab) -> None:
     lab.site.add("/search", "not json", content_type="application/json")
     with pytest.raises(errors.UpstreamError, match="not JSON"):
         await lab.discover({"query": "x"}, settings)
+
+
+async def test_a_site_that_cannot_be_reached_at_all_is_an_error_not_an_empty_list(
+    lab: Lab,
+) -> None:
+    strict = webpages.make_settings(allow_private=False)
+    with pytest.raises(errors.BlockedDestination):
+        await lab.discover({}, strict)
+    with pytest.raises(errors.FetchFailed, match="Could not resolve"):
+        await lab.discover({"url": "http://unknown.test/"})
+    assert lab.site.hits == []
+
+
+async def test_a_missing_start_page_still_lists_what_the_sitemap_knows(lab: Lab) -> None:
+    lab.site.add("/sitemap.xml", _urlset(lab.url("/kept")), content_type="application/xml")
+    output, _ = await lab.discover({})
+    assert _urls(output) == [lab.url("/kept")]

@@ -66,7 +66,8 @@ class Crawl:
     ) -> None:
         start = links.normalize(data["url"])
         if start is None:
-            raise errors.InvalidInput("url must be an absolute http(s) URL.", fields={"url": []})
+            problem = "Must be an absolute http or https URL."
+            raise errors.InvalidInput(f"url: {problem}", fields={"url": [problem]})
         self.start = start
         self.site = _site(urlsplit(start).hostname or "")
         self.limit: int = data["limit"]
@@ -78,8 +79,12 @@ class Crawl:
         self.matching = 0
         self.incomplete = False
         self.robots = sitemaps.no_robots()
+        self.start_error: errors.LookoutError | None = None
 
     def result(self) -> dict[str, Any]:
+        """The links found; if none were and the start page itself failed, that failure."""
+        if not self.found and self.start_error is not None:
+            raise self.start_error
         kept = [
             {"url": url, "title": found.title, "snippet": found.snippet}
             for url, found in self.found.items()
@@ -131,11 +136,13 @@ class Crawl:
             )
         except (errors.FetchFailed, errors.BlockedDestination) as exc:
             logger.info("discover: skipping %s: %s", url, exc.message)
+            if url == self.start:
+                self.start_error = exc
             return None
 
     async def _read_robots(self) -> None:
         url = self._root("/robots.txt")
-        result = await self._get(url, ("text/plain",))
+        result = await self._get(url, ())  # robots.txt is often served with the wrong type
         if result is not None:
             text = result.body.decode(result.charset or "utf-8", errors="replace")
             self.robots = await asyncio.to_thread(sitemaps.parse_robots, text, url)

@@ -190,7 +190,8 @@ async def _read(response: aiohttp.ClientResponse, url: str, limits: _Limits) -> 
     if response.status != 304 and limits.accept and content_type not in limits.accept:
         shown = content_type or "of no declared type"
         wanted = ", ".join(limits.accept)
-        raise _failed(url, "content_type", f"{final} is {shown}, not {wanted}", status=200)
+        message = f"{final} is {shown}, not {wanted}"
+        raise _failed(url, "content_type", message, status=response.status)
     body = await _read_body(response, url, limits.max_bytes)
     return FetchResult(
         url=url,
