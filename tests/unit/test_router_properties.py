@@ -97,7 +97,14 @@ cadence_phrases = st.one_of(
     st.sampled_from(
         [
             *("hourly", "daily", "nightly", "weekly", "fortnightly", "monthly", "quarterly"),
-            *("yearly", "twice a day", "every other day", "every half hour", "on weekends"),
+            *(
+                "yearly",
+                "twice a day",
+                "every other day",
+                "every half hour",
+                "on weekends",
+                "every other monday",
+            ),
         ]
     ),
 )

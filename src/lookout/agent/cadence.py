@@ -47,6 +47,7 @@ class _Freq:
     end: int = 0
     part: str = ""
     weak: bool = False
+    note: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +131,10 @@ _PATTERNS = {
         r"(?:(?:a|an|per|each|every|/|a-)\s*(?P<unit>minute|hour|day|week|month|year)\b"
         r"|-?\s*(?P<adv>hourly|daily|weekly|monthly|yearly)\b)"
     ),
-    "days": re.compile(rf"\b(?:(?P<lead>every|each|on|all)\s+)?(?P<list>{_DAYLIST})"),
+    "days": re.compile(
+        r"\b(?:(?P<lead>every|each|on|all)\s+(?:(?P<skip>other|2nd|second|alternate)\s+)?)?"
+        rf"(?P<list>{_DAYLIST})"
+    ),
     "part": re.compile(
         r"\b(?:every|each)\s+(?:single\s+)?(?P<part>morning|afternoon|evening|night|noon|midnight)\b"
         r"|(?<!\bday )\b(?P<plural>mornings|afternoons|evenings|nights)\b"
@@ -237,7 +241,8 @@ def _read_days(match: re.Match[str]) -> _Freq | None:
     if not (plural or lead in ("every", "each", "all") or (lead == "on" and len(items) > 1)):
         return None
     days = sorted({day for item in items for day in _day_numbers(item)})
-    return _Freq("dow", days=tuple(days)) if days else None
+    skip = "every other week runs every week: cron cannot skip weeks" if match.group("skip") else ""
+    return _Freq("dow", days=tuple(days), note=skip) if days else None
 
 
 def _day_numbers(item: str) -> tuple[int, ...]:
@@ -312,7 +317,8 @@ def _build(freq: _Freq, clock: _Clock, now: datetime | None, min_interval: int) 
         days = _PER_WEEK.get(int(freq.n), (anchor[0],)) if freq.n < 7 else tuple(range(7))
         return _weekly(days, clock)
     if freq.kind == "dow":
-        return _weekly(freq.days, clock)
+        weekly = _weekly(freq.days, clock)
+        return dataclasses.replace(weekly, notes=(freq.note,)) if freq.note else weekly
     return _months(freq.n, clock, anchor)
 
 

@@ -161,7 +161,8 @@ _EVENT = (
 _NOTIFY_VERB = (
     r"(?:let\s+(?:me|us)\s+know|tell\s+(?:me|us)|inform\s+(?:me|us)|e?-?mail\s+(?:me|us)"
     r"|text\s+(?:me|us)|message\s+(?:me|us)|dm\s+(?:me|us)|update\s+(?:me|us)|send\s+(?:me|us)"
-    r"(?:\s+\w+){0,2}|give\s+(?:me|us)\s+a\s+(?:heads[- ]up|shout|ping|buzz|call))"
+    r"(?:\s+\w+){0,2}|give\s+(?:me|us)\s+a\s+(?:heads[- ]up|shout|ping|buzz|call)"
+    r"|(?:need|want|'d\s+like|would\s+like)\s+to\s+(?:know|hear|be\s+told))"
 )
 _WHEN = (
     r"(?:when(?:ever)?|as\s+soon\s+as|once|the\s+(?:moment|minute|second|instant|day)|if"
@@ -218,7 +219,8 @@ _TASK = _rx(
     r"|index|discover|what's|what\s+(?:is|are)|price\s+of|cost\s+of|how\s+(?:much|many)"
     r"|directions|near(?:by|est)?|closest|reviews?|ratings?|opening\s+hours|headlines|convert"
     r"|calculate|define|meaning)\b",
-    r"\b(?:check|see|find\s+out)\s+(?:if|whether|what|how|when|who|which|that)\b",
+    r"\b(?:check|see|find\s+out|know|learn|understand|figure\s+out)\s+(?:if|whether|what|how|when"
+    r"|who|which|that)\b",
 )
 _LOOK = _rx(
     r"\b(?:check(?:\s+out)?|look\s+(?:at|into|over)|(?:have|take)\s+a\s+(?:quick\s+)?(?:look|peek"
@@ -237,6 +239,7 @@ _NOTIFY = _rx(
     r"\b(?:notify|alert|ping|warn|buzz)\s+(?:me|us)\b|\b(?:notified|alerted|pinged|warned)\b",
     rf"\b{_NOTIFY_VERB}\b",
     r"\b(?:alert|notification|heads[- ]up)s?\b",
+    r"\bkeep\s+(?:me|us)\s+(?:posted|updated|informed|in\s+the\s+loop|up\s+to\s+date)\b",
 )
 
 
