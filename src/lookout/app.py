@@ -8,7 +8,7 @@ import aiohttp
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from lookout import appkeys, middleware, routes
+from lookout import appkeys, broker, middleware, routes
 from lookout.access import keys
 from lookout.db import pool
 from lookout.settings import Settings
@@ -42,6 +42,7 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(
         middlewares=[middleware.error_middleware], client_max_size=settings.max_body_bytes
     )
+    broker.setup(settings)  # the web process enqueues jobs
     app[appkeys.SETTINGS] = settings
     app[appkeys.KEY_USAGE] = keys.KeyUsage()
     app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx])

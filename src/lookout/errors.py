@@ -124,3 +124,21 @@ class Unavailable(LookoutError):
 
 class ConfigError(Exception):
     """A setting is missing or malformed; raised at start-up, never reaches a client."""
+
+
+def _subclasses(kind: type[LookoutError]) -> list[type[LookoutError]]:
+    found = []
+    for sub in kind.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def from_dict(data: dict[str, Any]) -> LookoutError:
+    """Rebuild a stored error (a job's, a replayed response's) as the LookoutError it was."""
+    by_code = {kind.code: kind for kind in _subclasses(LookoutError)}
+    kind = by_code.get(str(data.get("code")), LookoutError)
+    error = kind.__new__(kind)
+    LookoutError.__init__(error, str(data.get("message") or ""), **dict(data.get("details") or {}))
+    if isinstance(error, RateLimited):
+        error.retry_after = int(error.details.get("retry_after", 1))
+    return error

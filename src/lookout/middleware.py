@@ -34,6 +34,10 @@ def error_response(request: web.Request, error: errors.LookoutError) -> web.Resp
     response = web.json_response(body, status=error.status)
     if isinstance(error, errors.RateLimited):
         response.headers["Retry-After"] = str(error.retry_after)
+        if "limit" in error.details:
+            response.headers["RateLimit-Limit"] = str(error.details["limit"])
+            response.headers["RateLimit-Remaining"] = "0"
+            response.headers["RateLimit-Reset"] = str(error.retry_after)
     return response
 
 

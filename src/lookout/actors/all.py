@@ -2,6 +2,6 @@
 
 from types import ModuleType
 
-from lookout.actors import maintenance
+from lookout.actors import jobs, maintenance
 
-MODULES: list[ModuleType] = [maintenance]
+MODULES: list[ModuleType] = [jobs, maintenance]

@@ -129,3 +129,166 @@ DELETE FROM sessions WHERE token_hash = $1;
 
 -- name: get_first_workspace
 SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMIT 1;
+
+-- name: insert_reservation
+-- The ledger side of a reservation; a retried request id inserts nothing.
+INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: debit_balance
+-- Take credits only if they are there; concurrent debits queue on the row lock and re-check.
+UPDATE credit_balances SET balance = balance - $2::bigint, updated_at = now()
+WHERE workspace_id = $1 AND balance >= $2::bigint
+RETURNING balance;
+
+-- name: close_reservation
+-- Settle (return what was not used) or refund (return all) a reservation, once: the partial
+-- unique index credit_ledger_closed_once_key makes a second close of any kind a no-op.
+WITH reserved AS (
+    SELECT -amount AS amount, verb, actor FROM credit_ledger
+    WHERE workspace_id = $1 AND request_id = $2 AND kind = 'reserve'
+), entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)
+    SELECT $1, $2, $3, reserved.amount - least($4::bigint, reserved.amount), reserved.verb,
+           reserved.actor
+    FROM reserved
+    ON CONFLICT DO NOTHING
+    RETURNING amount
+)
+UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
+FROM entry WHERE credit_balances.workspace_id = $1
+RETURNING credit_balances.balance, entry.amount AS returned;
+
+-- name: get_charge
+-- What a closed request cost: reserved minus returned (null while still open).
+SELECT (sum(-amount) FILTER (WHERE kind IN ('reserve', 'settle', 'refund')))::bigint AS charged,
+       bool_or(kind IN ('settle', 'refund')) AS closed
+FROM credit_ledger WHERE workspace_id = $1 AND request_id = $2;
+
+-- name: list_stale_reservations
+-- Reservations past their deadline that nothing closed (a crashed process); at most $1 per pass.
+SELECT r.workspace_id, r.request_id FROM credit_ledger r
+WHERE r.kind = 'reserve' AND r.deadline < now()
+  AND NOT EXISTS (
+      SELECT 1 FROM credit_ledger c
+      WHERE c.workspace_id = r.workspace_id AND c.request_id = r.request_id
+        AND c.kind IN ('settle', 'refund'))
+ORDER BY r.deadline
+LIMIT $1;
+
+-- name: recent_ledger
+SELECT request_id, kind, amount, verb, created_at FROM credit_ledger
+WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2;
+
+-- name: usage_by_verb
+-- Credits actually spent per verb: reservations minus what settles and refunds gave back.
+SELECT verb, count(*) FILTER (WHERE kind = 'reserve') AS calls, (-sum(amount))::bigint AS credits
+FROM credit_ledger
+WHERE workspace_id = $1 AND verb IS NOT NULL AND created_at > now() - make_interval(days => $2)
+GROUP BY verb ORDER BY verb;
+
+-- name: ledger_sum
+SELECT coalesce(sum(amount), 0)::bigint FROM credit_ledger WHERE workspace_id = $1;
+
+-- name: insert_job
+INSERT INTO jobs (workspace_id, request_id, verb, input, principal, door, progress_total,
+                  expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8))
+RETURNING *;
+
+-- name: get_job
+-- A job of this workspace (another workspace's job is simply not found).
+SELECT * FROM jobs WHERE id = $1 AND workspace_id = $2;
+
+-- name: get_job_for_worker
+SELECT * FROM jobs WHERE id = $1;
+
+-- name: claim_job
+-- queued → running, or take over a running job whose worker's lease ran out (a crash).
+UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = now(),
+                lease_until = now() + make_interval(secs => $2)
+WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND lease_until < now()))
+  AND NOT cancel_requested
+RETURNING *;
+
+-- name: job_progress
+-- Progress also extends the lease: a job that reports is alive.
+UPDATE jobs SET progress_done = $2, progress_total = $3,
+                lease_until = now() + make_interval(secs => $4)
+WHERE id = $1 AND status = 'running'
+RETURNING cancel_requested;
+
+-- name: job_cancel_requested
+SELECT cancel_requested FROM jobs WHERE id = $1;
+
+-- name: finish_job
+-- Only the running attempt may finish a job; a late duplicate finds nothing to update.
+UPDATE jobs SET status = $2, result = $3, error = $4, credits_charged = $5,
+                finished_at = now(), lease_until = NULL
+WHERE id = $1 AND status = 'running'
+RETURNING id;
+
+-- name: request_job_cancel
+-- A queued job is cancelled at once; a running one is flagged and its worker stops.
+UPDATE jobs SET cancel_requested = true,
+                status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END
+WHERE id = $1 AND workspace_id = $2 AND status IN ('queued', 'running')
+RETURNING status;
+
+-- name: cancel_flagged_job
+-- A claim refused because cancel was requested while the message waited in the queue.
+UPDATE jobs SET status = 'cancelled', finished_at = now()
+WHERE id = $1 AND status IN ('queued', 'running') AND cancel_requested
+RETURNING id;
+
+-- name: list_lost_jobs
+-- Running jobs whose lease expired (worker died), and queued jobs never picked up for $1 s.
+SELECT id, workspace_id, request_id, attempts, status FROM jobs
+WHERE (status = 'running' AND lease_until < now())
+   OR (status = 'queued' AND created_at < now() - make_interval(secs => $1))
+ORDER BY created_at
+LIMIT 200;
+
+-- name: requeue_job
+UPDATE jobs SET status = 'queued', lease_until = NULL
+WHERE id = $1 AND status = 'running' AND lease_until < now()
+RETURNING id;
+
+-- name: fail_lost_job
+UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), lease_until = NULL
+WHERE id = $1 AND status IN ('queued', 'running')
+RETURNING id;
+
+-- name: claim_idempotency_key
+-- The first request with this key claims it (or takes over a record older than 24 hours);
+-- later ones read what it answered.
+INSERT INTO idempotency_keys (workspace_id, key, fingerprint) VALUES ($1, $2, $3)
+ON CONFLICT (workspace_id, key) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, status = NULL, response = NULL, created_at = now()
+    WHERE idempotency_keys.created_at < now() - interval '24 hours'
+RETURNING key;
+
+-- name: get_idempotency_key
+SELECT fingerprint, status, response, created_at FROM idempotency_keys
+WHERE workspace_id = $1 AND key = $2 AND created_at > now() - interval '24 hours';
+
+-- name: store_idempotent_response
+UPDATE idempotency_keys SET status = $3, response = $4 WHERE workspace_id = $1 AND key = $2;
+
+-- name: release_idempotency_key
+DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND status IS NULL;
+
+-- name: extend_job_lease
+-- The running attempt's heartbeat: a job that is alive never looks lost to the sweeper.
+UPDATE jobs SET lease_until = now() + make_interval(secs => $2)
+WHERE id = $1 AND status = 'running'
+RETURNING cancel_requested;
+
+-- name: get_api_key
+-- One key of a workspace (revoked ones included), never its hash.
+SELECT id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute,
+       created_at, last_used_at, revoked_at
+FROM api_keys WHERE id = $1 AND workspace_id = $2;

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any, Self, TypeAlias
 
 import asyncpg
@@ -62,6 +64,14 @@ class ApiKey(Row):
     created_at: dt.datetime
     last_used_at: dt.datetime | None
     revoked_at: dt.datetime | None
+
+
+@contextlib.asynccontextmanager
+async def transaction(db: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection inside a transaction, with driver errors translated."""
+    with pool.translate_errors():
+        async with db.acquire() as conn, conn.transaction():
+            yield conn
 
 
 async def fetchrow(db: Executor, name: str, *args: Any) -> asyncpg.Record | None:
@@ -223,3 +233,233 @@ async def delete_session(db: Executor, *, token_hash: bytes) -> None:
 async def get_first_workspace(db: Executor, *, user_id: uuid.UUID) -> uuid.UUID | None:
     workspace_id = await fetchval(db, "get_first_workspace", user_id)
     return workspace_id if isinstance(workspace_id, uuid.UUID) else None
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerEntry(Row):
+    request_id: str
+    kind: str
+    amount: int
+    verb: str | None
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class VerbUsage(Row):
+    verb: str
+    calls: int
+    credits: int
+
+
+async def insert_reservation(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    request_id: str,
+    amount: int,
+    verb: str,
+    actor: str,
+    deadline: dt.datetime,
+) -> bool:
+    """Record a reservation; False when this request id already reserved."""
+    row = await fetchval(
+        db, "insert_reservation", workspace_id, request_id, amount, verb, actor, deadline
+    )
+    return row is not None
+
+
+async def debit_balance(db: Executor, *, workspace_id: uuid.UUID, amount: int) -> int | None:
+    """The new balance, or None when the balance was too low (nothing taken)."""
+    balance = await fetchval(db, "debit_balance", workspace_id, amount)
+    return int(balance) if balance is not None else None
+
+
+async def close_reservation(
+    db: Executor, *, workspace_id: uuid.UUID, request_id: str, kind: str, charged: int
+) -> bool:
+    """Settle (kind='settle', charging `charged`) or refund (charged=0); False if already closed."""
+    row = await fetchrow(db, "close_reservation", workspace_id, request_id, kind, charged)
+    return row is not None
+
+
+async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
+    row = await fetchrow(db, "get_charge", workspace_id, request_id)
+    if row is None or not row["closed"]:
+        return None
+    return int(row["charged"])
+
+
+async def list_stale_reservations(db: Executor, *, limit: int) -> list[tuple[uuid.UUID, str]]:
+    rows = await fetch(db, "list_stale_reservations", limit)
+    return [(row["workspace_id"], row["request_id"]) for row in rows]
+
+
+async def recent_ledger(db: Executor, *, workspace_id: uuid.UUID, limit: int) -> list[LedgerEntry]:
+    rows = await fetch(db, "recent_ledger", workspace_id, limit)
+    return [entry for row in rows if (entry := LedgerEntry.from_row(row))]
+
+
+async def usage_by_verb(db: Executor, *, workspace_id: uuid.UUID, days: int) -> list[VerbUsage]:
+    rows = await fetch(db, "usage_by_verb", workspace_id, days)
+    return [usage for row in rows if (usage := VerbUsage.from_row(row))]
+
+
+async def ledger_sum(db: Executor, *, workspace_id: uuid.UUID) -> int:
+    return int(await fetchval(db, "ledger_sum", workspace_id))
+
+
+@dataclasses.dataclass(frozen=True)
+class Job(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    request_id: str
+    verb: str
+    input: dict[str, Any]
+    principal: dict[str, Any]
+    door: str
+    status: str
+    progress_done: int
+    progress_total: int
+    cancel_requested: bool
+    attempts: int
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    credits_charged: int
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    expires_at: dt.datetime
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("succeeded", "failed", "cancelled")
+
+
+@dataclasses.dataclass(frozen=True)
+class LostJob(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    request_id: str
+    attempts: int
+    status: str
+
+
+@dataclasses.dataclass(frozen=True)
+class IdempotencyRecord(Row):
+    fingerprint: str
+    status: int | None
+    response: dict[str, Any] | None
+    created_at: dt.datetime
+
+
+async def insert_job(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    request_id: str,
+    verb: str,
+    input: dict[str, Any],
+    principal: dict[str, Any],
+    door: str,
+    progress_total: int,
+    ttl_hours: int,
+) -> Job:
+    row = await fetchrow(
+        db, "insert_job", workspace_id, request_id, verb, input, principal, door,
+        progress_total, ttl_hours,
+    )  # fmt: skip
+    job = Job.from_row(row)
+    assert job is not None
+    return job
+
+
+async def get_job(db: Executor, *, job_id: uuid.UUID, workspace_id: uuid.UUID) -> Job | None:
+    return Job.from_row(await fetchrow(db, "get_job", job_id, workspace_id))
+
+
+async def get_job_for_worker(db: Executor, *, job_id: uuid.UUID) -> Job | None:
+    return Job.from_row(await fetchrow(db, "get_job_for_worker", job_id))
+
+
+async def claim_job(db: Executor, *, job_id: uuid.UUID, lease_s: float) -> Job | None:
+    return Job.from_row(await fetchrow(db, "claim_job", job_id, lease_s))
+
+
+async def job_progress(
+    db: Executor, *, job_id: uuid.UUID, done: int, total: int, lease_s: float
+) -> bool:
+    """Record progress; True when a cancel has been requested."""
+    return bool(await fetchval(db, "job_progress", job_id, done, total, lease_s))
+
+
+async def job_cancel_requested(db: Executor, *, job_id: uuid.UUID) -> bool:
+    return bool(await fetchval(db, "job_cancel_requested", job_id))
+
+
+async def finish_job(
+    db: Executor,
+    *,
+    job_id: uuid.UUID,
+    status: str,
+    result: dict[str, Any] | None,
+    error: dict[str, Any] | None,
+    credits_charged: int,
+) -> bool:
+    row = await fetchval(db, "finish_job", job_id, status, result, error, credits_charged)
+    return row is not None
+
+
+async def request_job_cancel(
+    db: Executor, *, job_id: uuid.UUID, workspace_id: uuid.UUID
+) -> str | None:
+    """The job's status after the request, or None when it is not cancellable (or not ours)."""
+    status = await fetchval(db, "request_job_cancel", job_id, workspace_id)
+    return str(status) if status is not None else None
+
+
+async def cancel_flagged_job(db: Executor, *, job_id: uuid.UUID) -> bool:
+    return await fetchval(db, "cancel_flagged_job", job_id) is not None
+
+
+async def list_lost_jobs(db: Executor, *, queued_grace_s: float) -> list[LostJob]:
+    rows = await fetch(db, "list_lost_jobs", queued_grace_s)
+    return [job for row in rows if (job := LostJob.from_row(row))]
+
+
+async def requeue_job(db: Executor, *, job_id: uuid.UUID) -> bool:
+    return await fetchval(db, "requeue_job", job_id) is not None
+
+
+async def fail_lost_job(db: Executor, *, job_id: uuid.UUID, error: dict[str, Any]) -> bool:
+    return await fetchval(db, "fail_lost_job", job_id, error) is not None
+
+
+async def claim_idempotency_key(
+    db: Executor, *, workspace_id: uuid.UUID, key: str, fingerprint: str
+) -> bool:
+    return await fetchval(db, "claim_idempotency_key", workspace_id, key, fingerprint) is not None
+
+
+async def get_idempotency_key(
+    db: Executor, *, workspace_id: uuid.UUID, key: str
+) -> IdempotencyRecord | None:
+    return IdempotencyRecord.from_row(await fetchrow(db, "get_idempotency_key", workspace_id, key))
+
+
+async def store_idempotent_response(
+    db: Executor, *, workspace_id: uuid.UUID, key: str, status: int, response: dict[str, Any]
+) -> None:
+    await execute(db, "store_idempotent_response", workspace_id, key, status, response)
+
+
+async def release_idempotency_key(db: Executor, *, workspace_id: uuid.UUID, key: str) -> None:
+    await execute(db, "release_idempotency_key", workspace_id, key)
+
+
+async def extend_job_lease(db: Executor, *, job_id: uuid.UUID, lease_s: float) -> bool:
+    """Extend the running job's lease; True when a cancel has been requested."""
+    return bool(await fetchval(db, "extend_job_lease", job_id, lease_s))
+
+
+async def get_api_key(db: Executor, *, key_id: uuid.UUID, workspace_id: uuid.UUID) -> ApiKey | None:
+    return ApiKey.from_row(await fetchrow(db, "get_api_key", key_id, workspace_id))

@@ -4,9 +4,28 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from lookout.routes import health
+from lookout import capabilities
+from lookout.routes import auth, docs, health, jobs, keys, verbs
 
 
 def setup_routes(app: web.Application) -> None:
     app.router.add_get("/healthz", health.healthz)
     app.router.add_get("/readyz", health.readyz)
+    app.router.add_post("/api/auth/signup", auth.signup)
+    app.router.add_post("/api/auth/login", auth.login)
+    app.router.add_post("/api/auth/logout", auth.logout)
+    app.router.add_get("/api/me", auth.me)
+    app.router.add_get("/api/workspaces/{ws}/keys", keys.list_keys)
+    app.router.add_post("/api/workspaces/{ws}/keys", keys.create_key)
+    app.router.add_delete("/api/workspaces/{ws}/keys/{key_id}", keys.revoke_key)
+    # The REST door: one POST per verb, generated from the registry.
+    app.router.add_get("/v1/verbs", verbs.list_verbs)
+    for verb in capabilities.registry.all_verbs():
+        app.router.add_post(verbs.path_of(verb), verbs.verb_handler(verb))
+    app.router.add_get("/v1/jobs/{job_id}", jobs.get_job)
+    app.router.add_delete("/v1/jobs/{job_id}", jobs.cancel_job)
+    app.router.add_get("/v1/usage", jobs.usage)
+    app.router.add_get("/v1/openapi.json", docs.openapi_json)
+    app.router.add_get("/v1/docs", docs.docs_page)
+    app.router.add_get("/v1/docs/init.js", docs.docs_init)
+    app.router.add_get("/v1/docs/static/{name}", docs.docs_static)

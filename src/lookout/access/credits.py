@@ -1,0 +1,103 @@
+"""Credits: reserve the worst case before work, settle the actual after, refund on failure.
+
+Every step is idempotent per (workspace, request id), and the balance can never go negative.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from typing import Any
+
+import asyncpg
+
+from lookout import errors
+from lookout.db import repo
+
+logger = logging.getLogger(__name__)
+
+STALE_BATCH = 500
+
+
+async def reserve(
+    db: asyncpg.Pool,
+    *,
+    workspace_id: uuid.UUID,
+    request_id: str,
+    amount: int,
+    verb: str,
+    actor: str,
+    hold_s: float,
+) -> None:
+    """Take `amount` credits for this request, or InsufficientCredits (nothing taken)."""
+    deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=hold_s)
+    async with repo.transaction(db) as conn:
+        fresh = await repo.insert_reservation(
+            conn,
+            workspace_id=workspace_id,
+            request_id=request_id,
+            amount=amount,
+            verb=verb,
+            actor=actor,
+            deadline=deadline,
+        )
+        if not fresh:
+            return
+        if await repo.debit_balance(conn, workspace_id=workspace_id, amount=amount) is None:
+            balance = await repo.get_balance(conn, workspace_id=workspace_id)
+            raise errors.InsufficientCredits(
+                f"{verb} needs up to {amount} credit(s) and this workspace has {balance}; "
+                "ask the workspace owner to add credits.",
+                balance=balance,
+                price=amount,
+            )
+
+
+async def settle(
+    db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str, charged: int
+) -> int:
+    """Charge `charged` (capped at the reservation), return the rest; the final charge."""
+    await repo.close_reservation(
+        db, workspace_id=workspace_id, request_id=request_id, kind="settle", charged=charged
+    )
+    final = await repo.get_charge(db, workspace_id=workspace_id, request_id=request_id)
+    return final if final is not None else 0
+
+
+async def refund(db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str) -> None:
+    """Return the whole reservation (a failure is free); a no-op once settled or refunded."""
+    await repo.close_reservation(
+        db, workspace_id=workspace_id, request_id=request_id, kind="refund", charged=0
+    )
+
+
+async def release_stale(db: asyncpg.Pool) -> int:
+    """Refund reservations whose deadline passed with nothing closing them (a crashed process)."""
+    stale = await repo.list_stale_reservations(db, limit=STALE_BATCH)
+    for workspace_id, request_id in stale:
+        await refund(db, workspace_id=workspace_id, request_id=request_id)
+    if stale:
+        logger.warning("refunded %d stale reservation(s)", len(stale))
+    return len(stale)
+
+
+async def usage(db: asyncpg.Pool, *, workspace_id: uuid.UUID, days: int = 30) -> dict[str, Any]:
+    balance = await repo.get_balance(db, workspace_id=workspace_id)
+    ledger = await repo.recent_ledger(db, workspace_id=workspace_id, limit=50)
+    per_verb = await repo.usage_by_verb(db, workspace_id=workspace_id, days=days)
+    return {
+        "balance": balance,
+        "period_days": days,
+        "verbs": [{"verb": u.verb, "calls": u.calls, "credits": u.credits} for u in per_verb],
+        "ledger": [
+            {
+                "request_id": e.request_id,
+                "kind": e.kind,
+                "amount": e.amount,
+                "verb": e.verb,
+                "created_at": e.created_at.isoformat(),
+            }
+            for e in ledger
+        ],
+    }

@@ -1,0 +1,132 @@
+"""The one adapter: every door (REST, MCP, chat) runs a verb through `invoke`.
+
+parse → validate → authz → rate limit → reserve credits → execute (inline or as a job)
+→ validate/serialize output → settle credits → Outcome (the door turns it into an envelope).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lookout.access import credits, envelope, jobs, ratelimit
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.capabilities import registry
+
+Progress = Callable[[int, int], Awaitable[None]]
+# An inline call holds its reservation this long before the sweeper may refund it.
+INLINE_HOLD_S = 900.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a verb call produced: 200 with data, or 202 with a job still running."""
+
+    verb: str
+    request_id: str
+    data: dict[str, Any] | None
+    status: int = 200
+    credits_charged: int = 0
+    job_id: str | None = None
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def envelope(self) -> dict[str, Any]:
+        meta = envelope.meta(
+            request_id=self.request_id,
+            verb=self.verb,
+            credits_charged=self.credits_charged,
+            job_id=self.job_id,
+            duration_ms=int((time.monotonic() - self.started) * 1000),
+        )
+        return envelope.success(self.data, meta)
+
+
+async def _noop_progress(done: int, total: int) -> None:
+    return None
+
+
+async def rate_limit(services: Services, principal: Principal) -> ratelimit.Decision | None:
+    """Per API key (its own limit or the default), per user for sessions; none for the system."""
+    if principal.kind == "system":
+        return None
+    subject = (
+        f"key:{principal.key_id}" if principal.kind == "api_key" else f"user:{principal.user_id}"
+    )
+    limit = principal.rate_limit_per_minute or services.settings.rate_limit_per_minute
+    return await ratelimit.enforce(services.redis, subject=subject, limit=limit)
+
+
+async def invoke(
+    services: Services,
+    verb_name: str,
+    raw_input: object,
+    principal: Principal,
+    door: str,
+    *,
+    request_id: str,
+    run_async: bool = False,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Run one verb call for `principal`; raises LookoutError for every refusal or failure."""
+    started = time.monotonic()
+    verb = registry.get(verb_name)
+    data = registry.validate_input(verb, raw_input)
+    principal.require("editor")
+    decision = await rate_limit(services, principal)
+    headers = decision.headers() if decision else {}
+    price = verb.max_units(data) * verb.price
+    if run_async or verb.is_slow(data):
+        job = await jobs.submit(
+            services, verb, raw_input, principal, door, request_id=request_id, price=price
+        )
+        finished = await jobs.wait(services, job, services.settings.job_wait_s)
+        return jobs.outcome(finished, request_id=request_id, started=started, headers=headers)
+    charged, output = await _run_inline(
+        services, verb, data, principal, request_id, price, progress
+    )
+    return Outcome(
+        verb=verb.name,
+        request_id=request_id,
+        data=output,
+        credits_charged=charged,
+        started=started,
+        headers=headers,
+    )
+
+
+async def _run_inline(
+    services: Services,
+    verb: registry.Verb,
+    data: dict[str, Any],
+    principal: Principal,
+    request_id: str,
+    price: int,
+    progress: Progress | None,
+) -> tuple[int, dict[str, Any]]:
+    workspace_id = principal.workspace_id
+    await credits.reserve(
+        services.db,
+        workspace_id=workspace_id,
+        request_id=request_id,
+        amount=price,
+        verb=verb.name,
+        actor=principal.actor,
+        hold_s=INLINE_HOLD_S,
+    )
+    context = registry.VerbContext(
+        http=services.http, settings=services.settings, progress=progress or _noop_progress
+    )
+    try:
+        output = registry.dump_output(verb, await verb.execute(data, context))
+    except BaseException:
+        await credits.refund(services.db, workspace_id=workspace_id, request_id=request_id)
+        raise
+    units = verb.billable_units(output)
+    charged = await credits.settle(
+        services.db, workspace_id=workspace_id, request_id=request_id, charged=units * verb.price
+    )
+    return charged, output

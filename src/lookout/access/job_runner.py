@@ -1,0 +1,131 @@
+"""The worker side of jobs: run one claimed job, and recover jobs whose worker died."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from lookout import errors
+from lookout.access import credits, jobs
+from lookout.access.services import Services
+from lookout.capabilities import registry
+from lookout.db import repo
+
+logger = logging.getLogger(__name__)
+
+LEASE_S = 60.0
+_PROGRESS_EVERY_S = 0.5
+
+
+async def execute(services: Services, job_id: uuid.UUID) -> None:
+    """Claim and run a job once; a redelivered message for a finished or live job does nothing."""
+    job = await repo.claim_job(services.db, job_id=job_id, lease_s=LEASE_S)
+    if job is None:
+        await _close_if_cancelled(services, job_id)
+        return
+    async with _heartbeat(services, job_id):
+        status, result, error = await _run(services, job)
+    charged = 0
+    if status == "succeeded" and result is not None:
+        verb = registry.get(job.verb)
+        units = verb.billable_units(result) * verb.price
+        charged = await credits.settle(
+            services.db, workspace_id=job.workspace_id, request_id=job.request_id, charged=units
+        )
+    else:
+        await credits.refund(services.db, workspace_id=job.workspace_id, request_id=job.request_id)
+    await repo.finish_job(
+        services.db, job_id=job_id, status=status, result=result, error=error,
+        credits_charged=charged,
+    )  # fmt: skip
+
+
+async def _run(
+    services: Services, job: repo.Job
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    """(status, result, error) of executing the job's verb; never raises for a verb failure."""
+    last = [0.0]
+
+    async def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] >= _PROGRESS_EVERY_S or done >= total:
+            last[0] = time.monotonic()
+            await repo.job_progress(
+                services.db, job_id=job.id, done=done, total=total, lease_s=LEASE_S
+            )
+
+    async def cancelled() -> bool:
+        return await repo.job_cancel_requested(services.db, job_id=job.id)
+
+    context = registry.VerbContext(
+        http=services.http, settings=services.settings, progress=progress, cancelled=cancelled
+    )
+    try:
+        verb = registry.get(job.verb)
+        data = registry.validate_input(verb, job.input)
+        result = registry.dump_output(verb, await verb.execute(data, context))
+    except errors.Unavailable:
+        raise  # infrastructure: let Dramatiq retry the message
+    except errors.LookoutError as exc:
+        return "failed", None, exc.to_dict()
+    except Exception:
+        logger.exception("job failed unexpectedly", extra={"job_id": str(job.id)})
+        return "failed", None, errors.LookoutError("The job failed on our side.").to_dict()
+    if await cancelled():
+        return "cancelled", None, None
+    return "succeeded", result, None
+
+
+async def _close_if_cancelled(services: Services, job_id: uuid.UUID) -> None:
+    if await repo.cancel_flagged_job(services.db, job_id=job_id):
+        job = await repo.get_job_for_worker(services.db, job_id=job_id)
+        if job is not None:
+            await credits.refund(
+                services.db, workspace_id=job.workspace_id, request_id=job.request_id
+            )
+
+
+@contextlib.asynccontextmanager
+async def _heartbeat(services: Services, job_id: uuid.UUID) -> AsyncIterator[None]:
+    """Keep the running attempt's lease fresh so the sweeper never takes over a live job."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(LEASE_S / 3)
+            with contextlib.suppress(errors.Unavailable):
+                await repo.extend_job_lease(services.db, job_id=job_id, lease_s=LEASE_S)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def recover_lost(services: Services) -> list[uuid.UUID]:
+    """Requeue jobs a dead worker left (up to MAX_ATTEMPTS runs), fail the rest; the requeued."""
+    requeue: list[uuid.UUID] = []
+    for lost in await repo.list_lost_jobs(services.db, queued_grace_s=jobs.QUEUED_GRACE_S):
+        if lost.status == "queued":
+            requeue.append(lost.id)
+        elif lost.attempts < jobs.MAX_ATTEMPTS:
+            if await repo.requeue_job(services.db, job_id=lost.id):
+                requeue.append(lost.id)
+        elif await repo.fail_lost_job(services.db, job_id=lost.id, error=_lost_error(lost)):
+            await credits.refund(
+                services.db, workspace_id=lost.workspace_id, request_id=lost.request_id
+            )
+    return requeue
+
+
+def _lost_error(lost: repo.LostJob) -> dict[str, Any]:
+    return errors.Unavailable(
+        f"The worker running this job stopped {lost.attempts} times; the job was abandoned "
+        "and its credits refunded."
+    ).to_dict()

@@ -1,0 +1,79 @@
+"""Per-principal rate limits: an exact sliding window kept in Redis by one atomic script."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import uuid
+
+import redis.asyncio as aioredis
+
+from lookout import errors
+
+WINDOW_MS = 60_000
+
+# Sliding-window log: one sorted-set member per admitted request, scored by Redis' own clock so
+# every web process agrees. Returns {admitted, remaining, retry_after_ms, reset_ms}.
+_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local reset = window
+if oldest[2] then reset = tonumber(oldest[2]) + window - now end
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  return {1, limit - count - 1, 0, reset}
+end
+return {0, 0, reset, reset}
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    admitted: bool
+    limit: int
+    remaining: int
+    retry_after_s: int
+    reset_s: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_s),
+        }
+
+
+async def hit(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
+    """Count one request for `subject`; the decision says whether it is admitted."""
+    admitted, remaining, retry_ms, reset_ms = await client.eval(
+        _SCRIPT, 1, f"lookout:rl:{subject}", WINDOW_MS, limit, uuid.uuid4().hex
+    )
+    return Decision(
+        admitted=bool(admitted),
+        limit=limit,
+        remaining=int(remaining),
+        retry_after_s=max(1, math.ceil(int(retry_ms) / 1000)),
+        reset_s=max(0, math.ceil(int(reset_ms) / 1000)),
+    )
+
+
+async def enforce(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
+    """Admit the request or raise RateLimited with the seconds to wait."""
+    try:
+        decision = await hit(client, subject=subject, limit=limit)
+    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+        raise errors.Unavailable("The rate limiter is unavailable; retry shortly.") from exc
+    if not decision.admitted:
+        raise errors.RateLimited(
+            f"Rate limit of {limit} requests per minute reached; retry in "
+            f"{decision.retry_after_s} s.",
+            retry_after=decision.retry_after_s,
+            limit=limit,
+        )
+    return decision
