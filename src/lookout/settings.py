@@ -64,6 +64,8 @@ class Settings:
     searxng_url: str = _field("LOOKOUT_SEARXNG_URL", "")
     nominatim_url: str = _field("LOOKOUT_NOMINATIM_URL", "https://nominatim.openstreetmap.org")
     google_places_key: str = _field("LOOKOUT_GOOGLE_PLACES_KEY", "", secret=True)
+    mcp_text_limit: int = _field("LOOKOUT_MCP_TEXT_LIMIT", 20_000)
+    mcp_page_size: int = _field("LOOKOUT_MCP_PAGE_SIZE", 50)
     llm_base_url: str = _field("LOOKOUT_LLM_BASE_URL", "")
     llm_model: str = _field("LOOKOUT_LLM_MODEL", "")
     llm_api_key: str = _field("LOOKOUT_LLM_API_KEY", "", secret=True)
