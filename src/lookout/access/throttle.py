@@ -1,0 +1,88 @@
+"""Sign-in throttling: Redis counters of attempts per email and per client IP, in a fixed window.
+
+An attempt is counted before the password is checked, in one script, so a burst of parallel
+guesses cannot all slip past the limit while argon2 runs; a success gives its attempt back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+from collections.abc import Iterator
+
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from lookout import errors
+
+WINDOW_S = 15 * 60
+EMAIL_LIMIT = 5
+IP_LIMIT = 20
+_PREFIX = "lookout:signin"
+
+# KEYS: the counters; ARGV[1]: the window in seconds; ARGV[1 + i]: the limit of KEYS[i].
+# Answers 0 when the attempt is counted, else the seconds until the full counter resets.
+# The TTL check (rather than "INCR returned 1") also heals a counter that lost its expiry.
+_ATTEMPT = """
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+    local ttl = redis.call('TTL', key)
+    if ttl < 0 then
+      redis.call('EXPIRE', key, ARGV[1])
+      ttl = tonumber(ARGV[1])
+    end
+    return math.max(ttl, 1)
+  end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('INCR', key)
+  if redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ARGV[1]) end
+end
+return 0
+"""
+
+# KEYS[1]: the email counter, cleared; KEYS[2]: the IP counter, which gets this attempt back
+# (only if it still exists: DECR on a missing key would create one that never expires).
+_SUCCEEDED = """
+redis.call('DEL', KEYS[1])
+if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
+return 0
+"""
+
+
+def counters(*, email: str, ip: str) -> list[str]:
+    """The Redis keys for an email (case-insensitive, hashed: no addresses in Redis) and an IP."""
+    digest = hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()
+    return [f"{_PREFIX}:email:{digest}", f"{_PREFIX}:ip:{ip}"]
+
+
+@contextlib.contextmanager
+def _redis_errors() -> Iterator[None]:
+    try:
+        yield
+    except redis.exceptions.RedisError as exc:
+        raise errors.Unavailable("Sign-in is unavailable for a moment; retry shortly.") from exc
+
+
+async def attempt(client: aioredis.Redis, *, email: str, ip: str) -> None:
+    """Count a sign-in attempt, or raise RateLimited when the email or the IP used its budget."""
+    script = client.register_script(_ATTEMPT)
+    with _redis_errors():
+        wait = int(await script(keys=counters(email=email, ip=ip), args=_limits()))
+    if wait:
+        raise errors.RateLimited(
+            f"Too many failed sign-ins; try again in {math.ceil(wait / 60)} minute(s).",
+            retry_after=wait,
+        )
+
+
+async def succeeded(client: aioredis.Redis, *, email: str, ip: str) -> None:
+    """A right password: forget the email's failures and give the IP its attempt back."""
+    script = client.register_script(_SUCCEEDED)
+    with _redis_errors():
+        await script(keys=counters(email=email, ip=ip))
+
+
+def _limits() -> list[int]:
+    return [WINDOW_S, EMAIL_LIMIT, IP_LIMIT]

@@ -1,0 +1,104 @@
+"""Schemas of the account routes: sign-up, sign-in, who am I, API keys. Unknown keys are rejected
+and every string is bounded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+from lookout import errors
+from lookout.access import passwords
+
+MAX_EMAIL = 254
+MAX_KEY_NAME = 100
+MAX_KEY_RATE = 100_000
+
+
+class StrictSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def load(schema: Schema, raw: Any) -> dict[str, Any]:
+    """Validate `raw`; InvalidInput names every field to fix."""
+    try:
+        data: dict[str, Any] = schema.load(raw)
+    except ValidationError as exc:
+        raise errors.InvalidInput(fields=exc.messages) from None
+    return data
+
+
+def _email() -> fields.Email:
+    return fields.Email(required=True, validate=validate.Length(max=MAX_EMAIL))
+
+
+class SignupSchema(StrictSchema):
+    email = _email()
+    password = fields.String(
+        required=True,
+        validate=validate.Length(min=passwords.MIN_LENGTH, max=passwords.MAX_LENGTH),
+    )
+
+
+class LoginSchema(StrictSchema):
+    email = _email()
+    # No minimum here: a short password is simply wrong, and says so like any other.
+    password = fields.String(
+        required=True, validate=validate.Length(min=1, max=passwords.MAX_LENGTH)
+    )
+
+
+class NewKeySchema(StrictSchema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=MAX_KEY_NAME))
+    rate_limit_per_minute = fields.Integer(
+        load_default=None, allow_none=True, validate=validate.Range(min=1, max=MAX_KEY_RATE)
+    )
+
+
+class UserSchema(StrictSchema):
+    id = fields.UUID(required=True)
+    email = fields.String(required=True)
+
+
+class WorkspaceSchema(StrictSchema):
+    """A workspace as its member sees it: their role and its credit balance."""
+
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+    role = fields.String(required=True)
+    balance = fields.Integer(required=True)
+
+
+class AccountSchema(StrictSchema):
+    user = fields.Nested(UserSchema, required=True)
+    workspace = fields.Nested(WorkspaceSchema, required=True)
+
+
+class SignedInSchema(StrictSchema):
+    user = fields.Nested(UserSchema, required=True)
+
+
+class MeSchema(StrictSchema):
+    auth = fields.String(required=True, metadata={"description": "session or api_key"})
+    user = fields.Nested(UserSchema, allow_none=True, required=True)
+    workspaces = fields.List(fields.Nested(WorkspaceSchema), required=True)
+    workspace = fields.Nested(WorkspaceSchema, required=True)
+
+
+class ApiKeySchema(StrictSchema):
+    """A key as listed: never its hash, never its text."""
+
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+    prefix = fields.String(required=True)
+    rate_limit_per_minute = fields.Integer(allow_none=True)
+    created_at = fields.AwareDateTime(required=True)
+    last_used_at = fields.AwareDateTime(allow_none=True)
+    revoked_at = fields.AwareDateTime(allow_none=True)
+
+
+class CreatedKeySchema(ApiKeySchema):
+    key = fields.String(
+        required=True, metadata={"description": "The key text, shown this once only."}
+    )
