@@ -1,0 +1,140 @@
+"""Sign-up, sign-in, sign-out and "who am I"; the session lives in an HttpOnly cookie."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+from aiohttp import web
+from marshmallow import Schema
+
+from lookout import appkeys, errors
+from lookout.access import accounts, auth, passwords, principals, throttle
+from lookout.db import pool, repo
+from lookout.routes import common
+from lookout.schema import accounts as schema
+from lookout.settings import Settings
+
+WRONG_CREDENTIALS = "Wrong email or password."
+
+
+async def read_body(request: web.Request, loader: Schema) -> dict[str, Any]:
+    """The JSON body, validated by `loader`."""
+    return schema.load(loader, await common.json_body(request))
+
+
+def check_origin_if_sent(request: web.Request) -> None:
+    """Unauthenticated writes that set or drop the cookie must not be forgeable cross-site."""
+    origin = request.headers.get("Origin")
+    if origin is not None and origin not in auth.allowed_origins(request):
+        raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
+
+
+async def signup(request: web.Request) -> web.Response:
+    check_origin_if_sent(request)
+    body = await read_body(request, schema.SignupSchema())
+    user, workspace = await create_account(
+        request.app[appkeys.DB], request.app[appkeys.SETTINGS], **body
+    )
+    data = schema.AccountSchema().dump({"user": user, "workspace": workspace})
+    response = common.ok(request, data, status=201)
+    await start_session(request, response, user)
+    return response
+
+
+async def login(request: web.Request) -> web.Response:
+    check_origin_if_sent(request)
+    body = await read_body(request, schema.LoginSchema())
+    user = await check_password(request, **body)
+    response = common.ok(request, schema.SignedInSchema().dump({"user": user}))
+    await start_session(request, response, user)
+    return response
+
+
+async def logout(request: web.Request) -> web.Response:
+    check_origin_if_sent(request)
+    token = request.cookies.get(auth.COOKIE)
+    if token and len(token) <= 100:
+        await repo.delete_session(request.app[appkeys.DB], token_hash=auth.session_digest(token))
+    response = common.ok(request, {"signed_out": True})
+    settings = request.app[appkeys.SETTINGS]
+    response.del_cookie(
+        auth.COOKIE, path="/", httponly=True, samesite="Lax", secure=settings.cookie_secure
+    )
+    return response
+
+
+async def me(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    data = await describe(request.app[appkeys.DB], principal)
+    return common.ok(request, schema.MeSchema().dump(data))
+
+
+async def create_account(
+    db: asyncpg.Pool, settings: Settings, *, email: str, password: str
+) -> tuple[repo.User, repo.MemberWorkspace]:
+    """A user, their own workspace and its starting credits: all of it, or nothing."""
+    with pool.translate_errors():
+        async with db.acquire() as conn, conn.transaction():
+            user = await accounts.create_user(conn, email=email, password=password)
+            await accounts.create_workspace(
+                conn,
+                name=f"{user.email.split('@')[0]}'s workspace",
+                owner_id=user.id,
+                credits=settings.default_credits,
+            )
+            [workspace] = await repo.list_user_workspaces(conn, user_id=user.id)
+    return user, workspace
+
+
+async def check_password(request: web.Request, *, email: str, password: str) -> repo.User:
+    """The user, when the password is right and the throttle allows another attempt."""
+    redis, ip = request.app[appkeys.REDIS], request.remote or "unknown"
+    await throttle.attempt(redis, email=email, ip=ip)
+    user = await repo.get_user_by_email(request.app[appkeys.DB], email=email)
+    # Verified even when the email is unknown, so both failures cost and answer the same.
+    right = await passwords.verify_password(user.password_hash if user else None, password)
+    if user is None or not right:
+        raise errors.Unauthenticated(WRONG_CREDENTIALS)
+    await throttle.succeeded(redis, email=email, ip=ip)
+    return user
+
+
+async def start_session(request: web.Request, response: web.Response, user: repo.User) -> None:
+    settings = request.app[appkeys.SETTINGS]
+    token = await auth.new_session(request.app[appkeys.DB], settings, user.id)
+    response.set_cookie(
+        auth.COOKIE,
+        token,
+        max_age=settings.session_days * 24 * 3600,
+        path="/",
+        httponly=True,
+        samesite="Lax",
+        secure=settings.cookie_secure,
+    )
+
+
+async def describe(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
+    """Who is asking and where: the user (null for an API key) and their workspaces."""
+    if principal.user_id is None:
+        own = await key_workspace(db, principal)
+        return {"auth": principal.kind, "user": None, "workspaces": [own], "workspace": own}
+    user = await repo.get_user(db, user_id=principal.user_id)
+    workspaces = await repo.list_user_workspaces(db, user_id=principal.user_id)
+    current = next((ws for ws in workspaces if ws.id == principal.workspace_id), None)
+    if user is None or current is None:
+        raise errors.Unauthenticated()
+    return {"auth": principal.kind, "user": user, "workspaces": workspaces, "workspace": current}
+
+
+async def key_workspace(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
+    workspace = await repo.get_workspace(db, workspace_id=principal.workspace_id)
+    if workspace is None:
+        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+    balance = await repo.get_balance(db, workspace_id=workspace.id)
+    return {
+        "id": workspace.id,
+        "name": workspace.name,
+        "role": principal.role,
+        "balance": balance or 0,
+    }
