@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from http.cookies import SimpleCookie
 from typing import Any
@@ -153,6 +154,21 @@ async def test_five_failures_lock_the_email_even_against_the_right_password(
     assert 0 < int(response.headers["Retry-After"]) <= throttle.WINDOW_S
     assert error["details"]["retry_after"] == int(response.headers["Retry-After"])
     assert "Set-Cookie" not in response.headers
+
+
+async def test_parallel_guesses_get_no_more_tries_than_sequential_ones(
+    signed_up: SignedUp, new_client: NewClient
+) -> None:
+    member = await signed_up()
+    client = await new_client()
+
+    responses = await asyncio.gather(
+        *(_login(client, member.email, f"guess {n}") for n in range(3 * throttle.EMAIL_LIMIT))
+    )
+
+    statuses = sorted(response.status for response in responses)
+    assert statuses.count(401) == throttle.EMAIL_LIMIT
+    assert statuses.count(429) == 2 * throttle.EMAIL_LIMIT
 
 
 async def test_a_success_clears_the_email_failures(
