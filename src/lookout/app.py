@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import aiohttp
 import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import appkeys, broker, middleware, routes
 from lookout.access import keys
+from lookout.capabilities import fetch
 from lookout.db import pool
 from lookout.settings import Settings
 
@@ -33,7 +33,8 @@ async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
-    async with aiohttp.ClientSession() as session:
+    # One guarded connection pool shared by every verb call of this process.
+    async with fetch.open_session(app[appkeys.SETTINGS]) as session:
         app[appkeys.HTTP] = session
         yield
 

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 from dramatiq.asyncio import get_event_loop_thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from lookout.capabilities import fetch
 from lookout.db import checkpointer, pool
 from lookout.settings import Settings
 
@@ -72,7 +73,7 @@ class Resources(dramatiq.Middleware):
         )
         redis = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
         stack.push_async_callback(redis.aclose)
-        http = await stack.enter_async_context(aiohttp.ClientSession())
+        http = await stack.enter_async_context(fetch.open_session(settings))
         self._stack = stack
         _state = State(settings=settings, db=db, saver=saver, redis=redis, http=http)
         logger.info("worker resources open")
