@@ -48,7 +48,9 @@ def test_route_never_raises_and_always_answers_in_shape(
 
 
 _label = st.text(
-    alphabet=string.ascii_letters + string.digits + "äöüßéкиря日本", min_size=1, max_size=10
+    alphabet=string.ascii_letters + string.digits + "äöüßéкиря日本",
+    min_size=1,
+    max_size=10,
 )
 _host = st.builds(
     lambda labels, tld: ".".join([*labels, tld]),

@@ -136,7 +136,8 @@ _PATTERNS = {
         rf"(?P<list>{_DAYLIST})"
     ),
     "part": re.compile(
-        r"\b(?:every|each)\s+(?:single\s+)?(?P<part>morning|afternoon|evening|night|noon|midnight)\b"
+        r"\b(?:every|each)\s+(?:single\s+)?"
+        r"(?P<part>morning|afternoon|evening|night|noon|midnight)\b"
         r"|(?<!\bday )\b(?P<plural>mornings|afternoons|evenings|nights)\b"
     ),
 }
@@ -273,7 +274,8 @@ _READERS = {
 _CLOCK = re.compile(
     r"\b(?P<h>\d{1,2})(?:[:.h](?P<m>[0-5]\d))?\s*(?P<ap>[ap])\.?m\b\.?"
     r"|\b(?:at|@|around)\s*(?P<h2>\d{1,2})(?:[:.h](?P<m2>[0-5]\d))?\b(?:\s*(?P<ap2>[ap])\.?m\b\.?)?"
-    r"(?!\s*(?:%|percent|[.,]\d|min|hour|hr|day|week|time|x\b|[$€£]|euro|dollar|degree|°|km|mile))"
+    r"(?!\s*(?:%|percent|[.,]\d|min|hour|hr|day|week|time|x\b|[$€£]|euro|dollar|degree|°"
+    r"|km|mile))"
     r"|\b(?P<h3>[01]?\d|2[0-3]):(?P<m3>[0-5]\d)\b"
     r"|\b(?P<named>noon|midday|midnight)\b"
     r"|(?<!\bgood )(?<!\bthis )(?<!\blast )\b(?P<part>morning|afternoon|evening|night)s?\b"

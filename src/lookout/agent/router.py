@@ -32,7 +32,14 @@ Control = Literal["stop_watch", "refresh_watch"]
 
 @dataclasses.dataclass(frozen=True)
 class Route:
-    """What a message asks for; `cadence` is a 5-field cron in UTC, set for standing only."""
+    """What a message asks for.
+
+    Standing only: `cadence` is a 5-field cron in UTC, `period_min` its shortest gap between two
+    runs, `cadence_raised` says the minimum interval lifted it and `notes` how it was read.
+    `notify`: the user wants to hear when something happens ("ping me when it drops") rather
+    than a report every run. `query`, `place`, `location`: what to search for, a named place
+    and the area around it, for map-like requests that carry no URL.
+    """
 
     intent: Intent
     urls: tuple[str, ...] = ()
@@ -203,16 +210,17 @@ _WATCH = _rx(
     r"|resolution|deals?|cable|settings|under))",
     r"\bkeep(?:ing)?\s+(?:a\s+(?:close\s+)?|an\s+|close\s+)?(?:eyes?|tabs|track|watch|an\s+ear)\b",
     r"\bkeep(?:ing)?\s+(?:checking|watching|tracking|monitoring|looking|refreshing|polling)\b",
-    r"\beyes?\s+on\b|\bfollow\b[^.?!]{0,80}\b(?:for\s+(?:changes|updates|news)|closely)\b|\blook\s*out\s+for"
-    r"\b|\bon\s+the\s+lookout\b|\bcheck\s+back\b|\bobserve\b",
+    r"\beyes?\s+on\b|\bfollow\b[^.?!]{0,80}\b(?:for\s+(?:changes|updates|news)|closely)\b",
+    r"\blook\s*out\s+for\b|\bon\s+the\s+lookout\b|\bcheck\s+back\b|\bobserve\b",
     r"\bfor\s+(?:any\s+)?(?:changes|updates|new\s+\w+)\b|\blet\s+(?:me|us)\s+know\s+if\b",
 )
 _TASK = _rx(
     r"^\W*(?:(?:hey|hi|ok|so|and|also|please|quick\s+question)\W+)*(?:what(?!\s+about)|what's|whats"
     r"|which|who|whose|where|why|how|when\s+(?:is|are|does|do|did|was|will)|is|are|was|were"
     r"|(?:do|does|did|has|have)\s+(?:you|they|there|we|i|it|he|she|the|this|that|_url_))\b",
-    r"\b(?:summari[sz]e|summary|sum\s+up|tl;?dr|recap|rundown|overview|breakdown|gist|compare|comparison|contrast|diff|versus"
-    r"|vs\.?|find|search|look\s+up|lookup|look\s+for|google|research|pull|get|grab|fetch|scrape"
+    r"\b(?:summari[sz]e|summary|sum\s+up|tl;?dr|recap|rundown|overview|breakdown|gist|compare"
+    r"|comparison|contrast|diff|versus|vs\.?|find|search|look\s+up|lookup|look\s+for|google"
+    r"|research|pull|get|grab|fetch|scrape"
     r"|extract|download|export|copy|collect|gather|list|enumerate|show|give\s+me|tell\s+me|read"
     r"|scan|audit|validate|verify|proofread|test"
     r"|quote|translate|explain|describe|outline|analy[sz]e|review|evaluate|count|map|crawl"
