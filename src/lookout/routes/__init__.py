@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from lookout import capabilities
-from lookout.routes import auth, docs, health, jobs, keys, verbs
+from lookout.routes import auth, docs, health, jobs, keys, mcp, verbs
 
 
 def setup_routes(app: web.Application) -> None:
@@ -29,3 +29,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/v1/docs", docs.docs_page)
     app.router.add_get("/v1/docs/init.js", docs.docs_init)
     app.router.add_get("/v1/docs/static/{name}", docs.docs_static)
+    # The MCP door: one stateless endpoint (POST; other methods answer 405) and its metadata.
+    app.router.add_route("*", "/mcp", mcp.endpoint)
+    app.router.add_get("/.well-known/oauth-protected-resource", mcp.resource_metadata)
+    app.router.add_get("/.well-known/oauth-protected-resource/mcp", mcp.resource_metadata)
