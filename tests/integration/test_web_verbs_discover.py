@@ -202,7 +202,7 @@ async def test_robots_disallowed_pages_are_listed_but_not_fetched(lab: Lab) -> N
 
 
 async def test_query_without_a_search_provider_says_how_to_configure_one(lab: Lab) -> None:
-    with pytest.raises(errors.ProviderNotConfigured, match="LOOKOUT_SEARXNG_URL"):
+    with pytest.raises(errors.ProviderNotConfigured, match="LOOKOUT_SEARCH_URL"):
         await lab.discover({"query": "flood warnings"})
 
 
@@ -226,7 +226,7 @@ async def test_query_goes_to_searxng_even_with_private_networks_off(lab: Lab) ->
         )
 
     lab.site.handle("/search", searxng)
-    settings = webpages.make_settings(allow_private=False, searxng_url=lab.url("/", "127.0.0.1"))
+    settings = webpages.make_settings(allow_private=False, search_url=lab.url("/", "127.0.0.1"))
     output, _ = await lab.discover({"query": "flood warnings", "limit": 4}, settings)
     assert _urls(output) == [
         f"https://news.example/{p}-{n}" for p, n in ((1, 0), (1, 1), (1, 2), (2, 0))
@@ -243,7 +243,7 @@ async def test_query_goes_to_searxng_even_with_private_networks_off(lab: Lab) ->
 
 async def test_a_failing_search_provider_is_an_upstream_error(lab: Lab) -> None:
     lab.site.add("/search", "forbidden", status=403, content_type="text/plain")
-    settings = SETTINGS.replace(searxng_url=lab.url("", "127.0.0.1"))
+    settings = SETTINGS.replace(search_url=lab.url("", "127.0.0.1"))
     with pytest.raises(errors.UpstreamError, match="json format"):
         await lab.discover({"query": "x"}, settings)
     lab.site.add("/search", "not json", content_type="application/json")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from lookout.capabilities import web
+from lookout.capabilities import maps, web
 
-__all__ = ["web"]
+__all__ = ["maps", "web"]

@@ -33,6 +33,16 @@ def is_slow(data: dict[str, Any]) -> bool:
     return not data.get("query") and page_budget(data["limit"]) > INLINE_PAGES
 
 
+def max_units(data: dict[str, Any]) -> int:
+    """Mapping a site is one unit; a search is one per 10 results it may return."""
+    return search.units(data["limit"]) if data.get("query") else 1
+
+
+def billable_units(output: dict[str, Any]) -> int:
+    """Mapping a site is one unit; a search is one per 10 results it returned."""
+    return search.units(len(output["links"])) if output.get("source") == "search" else 1
+
+
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
     """List a site's URLs, or with `query`, search the web."""
     if data.get("query"):
@@ -45,7 +55,7 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
                 await crawl.run()
         except TimeoutError:
             crawl.incomplete = True
-    return crawl.result()
+    return {**crawl.result(), "source": "site"}
 
 
 def _site(host: str) -> str:

@@ -53,6 +53,10 @@ class _Limits:
     max_bytes: int
     accept: Collection[str]
     headers: Mapping[str, str]
+    method: str = "GET"
+    body: bytes | None = None
+    # Provider APIs explain a failure in their error body, so `call_provider` returns it.
+    raise_for_status: bool = True
 
 
 def open_session(
@@ -61,13 +65,15 @@ def open_session(
     resolver: abc.AbstractResolver | None = None,
     policy: guard.Policy | None = None,
     trusted: bool = False,
+    hosts: Collection[str] = (),
 ) -> aiohttp.ClientSession:
     """A session whose every connection is guarded; share it, close it when done.
 
     `resolver` replaces DNS (tests); `trusted` lifts the address rules for operator-configured
-    provider URLs; `policy` overrides the settings' rules (tests only).
+    provider URLs; `hosts` allows only those host names; `policy` overrides the settings' rules
+    (tests only).
     """
-    rules = policy or guard.Policy.from_settings(settings, trusted=trusted)
+    rules = policy or guard.Policy.from_settings(settings, trusted=trusted, hosts=hosts)
     connector = guard.GuardedConnector(
         rules, resolver=resolver, limit=max(10, settings.fetch_concurrency * 4), ttl_dns_cache=10
     )
@@ -88,22 +94,31 @@ def open_session(
     )
 
 
-def _usable(session: aiohttp.ClientSession | None, settings: Settings, trusted: bool) -> bool:
+def _usable(
+    session: aiohttp.ClientSession | None,
+    settings: Settings,
+    trusted: bool,
+    hosts: Collection[str] = (),
+) -> bool:
     connector = None if session is None or session.closed else session.connector
     return isinstance(connector, guard.GuardedConnector) and connector.policy.same_rules(
-        guard.Policy.from_settings(settings, trusted=trusted)
+        guard.Policy.from_settings(settings, trusted=trusted, hosts=hosts)
     )
 
 
 @contextlib.asynccontextmanager
 async def borrow(
-    session: aiohttp.ClientSession | None, settings: Settings, *, trusted: bool = False
+    session: aiohttp.ClientSession | None,
+    settings: Settings,
+    *,
+    trusted: bool = False,
+    hosts: Collection[str] = (),
 ) -> AsyncIterator[aiohttp.ClientSession]:
     """`session` if it is guarded by the settings' rules, else a guarded one for this block."""
-    if session is not None and _usable(session, settings, trusted):
+    if session is not None and _usable(session, settings, trusted, hosts):
         yield session
         return
-    async with open_session(settings, trusted=trusted) as own:
+    async with open_session(settings, trusted=trusted, hosts=hosts) as own:
         yield own
 
 
@@ -138,6 +153,33 @@ async def fetch(
         return await _fetch(own, url, settings, limits)
 
 
+async def call_provider(
+    url: str,
+    *,
+    settings: Settings,
+    hosts: Collection[str],
+    session: aiohttp.ClientSession | None = None,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    accept: Collection[str] = ("application/json",),
+) -> FetchResult:
+    """A request to an operator-configured provider API (trusted: address rules lifted, but only
+    `hosts` reachable, redirects included). An HTTP error status is returned with its body, not
+    raised, so the caller can read the provider's own error. Raises BlockedDestination or
+    FetchFailed (timeouts, connection failures, size)."""
+    sent = {
+        "Accept": _accept_header(accept),
+        "Accept-Encoding": inflate.ACCEPT_ENCODING,
+        **(headers or {}),
+    }
+    limits = _Limits(
+        settings.fetch_max_bytes, tuple(accept), sent, method, body, raise_for_status=False
+    )
+    async with borrow(session, settings, trusted=True, hosts=hosts) as guarded:
+        return await _fetch(guarded, url, settings, limits)
+
+
 def _accept_header(accept: Collection[str]) -> str:
     return ", ".join([*accept, "*/*;q=0.1"]) if accept else "*/*"
 
@@ -168,8 +210,12 @@ async def _follow(
     policy = session.connector.policy
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            async with session.get(
-                target, headers=limits.headers, allow_redirects=False
+            async with session.request(
+                limits.method,
+                target,
+                headers=limits.headers,
+                data=limits.body,
+                allow_redirects=False,
             ) as response:
                 location = response.headers.get("Location")
                 if response.status not in _REDIRECT_STATUSES or not location:
@@ -178,16 +224,19 @@ async def _follow(
             # Raised by the resolver, which knows the host but not the URL.
             raise guard.blocked(target, exc.details["reason"]) from None
         target = policy.check_url(target.join(URL(location)))
+        if response.status not in (307, 308):  # only these two keep the method and body
+            limits = dataclasses.replace(limits, method="GET", body=None)
     raise _failed(url, "redirects", f"{url} redirected more than {MAX_REDIRECTS} times")
 
 
 async def _read(response: aiohttp.ClientResponse, url: str, limits: _Limits) -> FetchResult:
     final = str(response.url)
-    if response.status >= 400:
+    if response.status >= 400 and limits.raise_for_status:
         message = f"{final} answered HTTP {response.status} {response.reason or ''}".rstrip()
         raise _failed(url, "http_status", message, status=response.status)
     content_type = response.content_type if "Content-Type" in response.headers else ""
-    if response.status != 304 and limits.accept and content_type not in limits.accept:
+    wanted_type = response.status < 400 and response.status != 304 and bool(limits.accept)
+    if wanted_type and content_type not in limits.accept:
         shown = content_type or "of no declared type"
         wanted = ", ".join(limits.accept)
         message = f"{final} is {shown}, not {wanted}"

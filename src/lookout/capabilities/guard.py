@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import socket
+from collections.abc import Collection
 from typing import Any
 
 import aiohttp
@@ -26,30 +27,40 @@ SCHEMES = frozenset({"http", "https"})
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """What may be fetched. `treat_as_public` lets a test stand a loopback server in for a
-    public host; nothing in configuration can set it."""
+    public host; nothing in configuration can set it. `only_hosts`, when set, is the whole
+    allow-list: a trusted provider session may reach its configured hosts and nothing else, so a
+    provider's redirect cannot walk the lifted address rules to another host."""
 
     allow_private: bool = False
     allowed_ports: tuple[str, ...] = ()
     treat_as_public: frozenset[addresses.IPAddress] = frozenset()
+    only_hosts: frozenset[str] = frozenset()
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, trusted: bool = False) -> Policy:
-        """The policy for `settings`; `trusted` is for operator-configured provider URLs."""
+    def from_settings(
+        cls, settings: Settings, *, trusted: bool = False, hosts: Collection[str] = ()
+    ) -> Policy:
+        """The policy for `settings`; `trusted` is for operator-configured provider URLs, and
+        `hosts` limits a session to those host names."""
         return cls(
             allow_private=settings.allow_private_networks or trusted,
             allowed_ports=() if trusted else settings.allowed_ports,
+            only_hosts=frozenset(_host_key(host) for host in hosts),
         )
 
     def same_rules(self, other: Policy) -> bool:
-        return (self.allow_private, self.allowed_ports) == (
+        return (self.allow_private, self.allowed_ports, self.only_hosts) == (
             other.allow_private,
             other.allowed_ports,
+            other.only_hosts,
         )
 
     def check_url(self, url: URL) -> URL:
         """`url` with its host in canonical form, or BlockedDestination saying why not."""
         if url.scheme not in SCHEMES or not url.raw_host:
             raise blocked(url, "it is not an http(s) URL with a host")
+        if self.only_hosts and _host_key(url.raw_host) not in self.only_hosts:
+            raise blocked(url, f"{url.raw_host} is not a configured provider host")
         if url.port is not None and not addresses.port_allowed(url.port, self.allowed_ports):
             allowed = ", ".join(self.allowed_ports)
             raise blocked(url, f"port {url.port} is not allowed (allowed: {allowed})")
@@ -74,6 +85,10 @@ class Policy:
             return
         shown = host if addresses.parse_ip(host) == ip else f"{host} resolves to {ip}, which"
         raise blocked(url or host, f"{shown} is {reason}")
+
+
+def _host_key(host: str) -> str:
+    return host.lower().rstrip(".")
 
 
 def blocked(target: URL | str, why: str) -> errors.BlockedDestination:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from lookout.capabilities import discover, registry, scrape
 from lookout.schema import verbs
 
@@ -31,10 +29,6 @@ SCRAPE = registry.register(
 )
 
 
-def _one_call(_: dict[str, Any]) -> int:
-    return 1
-
-
 DISCOVER = registry.register(
     registry.Verb(
         name="web.discover",
@@ -45,14 +39,15 @@ DISCOVER = registry.register(
             "search filters by text; at most limit links, truncated says if there were more). "
             "With query: search the web (needs a configured search provider). Use it to find "
             "which pages exist before reading them with web.scrape; it does not return page "
-            "content. 1 credit per call."
+            "content. Mapping a site: 1 credit per call; a search: 1 credit per 10 results "
+            "returned, rounded up."
         ),
         input_schema=verbs.DiscoverInputSchema,
         output_schema=verbs.DiscoverOutputSchema,
         execute=discover.execute,
         price=1,
-        max_units=_one_call,
-        billable_units=_one_call,
+        max_units=discover.max_units,
+        billable_units=discover.billable_units,
         slow=discover.is_slow,
     )
 )

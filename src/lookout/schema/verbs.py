@@ -21,6 +21,7 @@ MAX_URLS = 20
 MAX_CHARS = 500_000
 MAX_LINKS_PER_PAGE = 1000
 MAX_DISCOVER = 5000
+MAX_SEARCH_RESULTS = 50
 FORMATS = ("markdown", "text", "links", "html")
 
 
@@ -128,11 +129,17 @@ class ScrapeOutputSchema(StrictSchema):
 
 class DiscoverInputSchema(StrictSchema):
     url = http_url("The site to map: its sitemaps and the links of its pages.")
-    query = bounded_str(500, "Search the web instead (needs a configured search provider).")
+    query = bounded_str(
+        500,
+        "Search the web instead (needs a configured search provider); with url, search only "
+        "that site.",
+    )
     limit = fields.Integer(
-        load_default=100,
         validate=validate.Range(min=1, max=MAX_DISCOVER),
-        metadata={"description": f"At most this many links (1 to {MAX_DISCOVER})."},
+        metadata={
+            "description": f"At most this many links: 1 to {MAX_DISCOVER} (default 100) mapping "
+            f"a site, 1 to {MAX_SEARCH_RESULTS} (default 10) with query."
+        },
     )
     include_subdomains = fields.Boolean(
         load_default=False, metadata={"description": "Also list links on subdomains of the site."}
@@ -143,6 +150,14 @@ class DiscoverInputSchema(StrictSchema):
     def _something_to_discover(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "url" not in data and not data.get("query"):
             raise ValidationError("Send a url to map a site, or a query to search the web.", "url")
+        if data.get("query") and data.get("limit", 0) > MAX_SEARCH_RESULTS:
+            problem = f"Must be at most {MAX_SEARCH_RESULTS} with a query."
+            raise ValidationError(problem, "limit")
+
+    @post_load
+    def _default_limit(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        data.setdefault("limit", 10 if data.get("query") else 100)
+        return data
 
 
 class DiscoveredLinkSchema(StrictSchema):
@@ -159,4 +174,8 @@ class DiscoverOutputSchema(StrictSchema):
     )
     truncated = fields.Boolean(
         required=True, metadata={"description": "True when more links exist than were returned."}
+    )
+    source = fields.String(
+        validate=validate.OneOf(("site", "search")),
+        metadata={"description": "Where the links came from: the site itself, or a web search."},
     )
