@@ -32,9 +32,9 @@ async def reserve(
 ) -> None:
     """Take `amount` credits for this request, or InsufficientCredits (nothing taken)."""
     deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=hold_s)
-    async with repo.transaction(db) as conn:
-        fresh = await repo.insert_reservation(
-            conn,
+    try:
+        await repo.reserve_credits(
+            db,
             workspace_id=workspace_id,
             request_id=request_id,
             amount=amount,
@@ -42,25 +42,26 @@ async def reserve(
             actor=actor,
             deadline=deadline,
         )
-        if not fresh:
-            return
-        if await repo.debit_balance(conn, workspace_id=workspace_id, amount=amount) is None:
-            balance = await repo.get_balance(conn, workspace_id=workspace_id)
-            raise errors.InsufficientCredits(
-                f"{verb} needs up to {amount} credit(s) and this workspace has {balance}; "
-                "ask the workspace owner to add credits.",
-                balance=balance,
-                price=amount,
-            )
+    except errors.InsufficientCredits:
+        balance = await repo.get_balance(db, workspace_id=workspace_id)
+        raise errors.InsufficientCredits(
+            f"{verb} needs up to {amount} credit(s) and this workspace has {balance}; "
+            "ask the workspace owner to add credits.",
+            balance=balance,
+            price=amount,
+        ) from None
 
 
 async def settle(
-    db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str, charged: int
+    db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str, reserved: int, charged: int
 ) -> int:
     """Charge `charged` (capped at the reservation), return the rest; the final charge."""
-    await repo.close_reservation(
+    returned = await repo.close_reservation(
         db, workspace_id=workspace_id, request_id=request_id, kind="settle", charged=charged
     )
+    if returned is not None:
+        return reserved - returned
+    # Already closed by an earlier attempt: report what that one charged.
     final = await repo.get_charge(db, workspace_id=workspace_id, request_id=request_id)
     return final if final is not None else 0
 

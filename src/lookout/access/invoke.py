@@ -127,6 +127,10 @@ async def _run_inline(
         raise
     units = verb.billable_units(output)
     charged = await credits.settle(
-        services.db, workspace_id=workspace_id, request_id=request_id, charged=units * verb.price
+        services.db,
+        workspace_id=workspace_id,
+        request_id=request_id,
+        reserved=price,
+        charged=units * verb.price,
     )
     return charged, output

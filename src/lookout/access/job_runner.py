@@ -33,9 +33,13 @@ async def execute(services: Services, job_id: uuid.UUID) -> None:
     charged = 0
     if status == "succeeded" and result is not None:
         verb = registry.get(job.verb)
-        units = verb.billable_units(result) * verb.price
+        data = registry.validate_input(verb, job.input)
         charged = await credits.settle(
-            services.db, workspace_id=job.workspace_id, request_id=job.request_id, charged=units
+            services.db,
+            workspace_id=job.workspace_id,
+            request_id=job.request_id,
+            reserved=verb.max_units(data) * verb.price,
+            charged=verb.billable_units(result) * verb.price,
         )
     else:
         await credits.refund(services.db, workspace_id=job.workspace_id, request_id=job.request_id)

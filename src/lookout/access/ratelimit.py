@@ -51,8 +51,10 @@ class Decision:
 
 async def hit(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
     """Count one request for `subject`; the decision says whether it is admitted."""
-    admitted, remaining, retry_ms, reset_ms = await client.eval(
-        _SCRIPT, 1, f"lookout:rl:{subject}", WINDOW_MS, limit, uuid.uuid4().hex
+    # EVALSHA first: the script body crosses the wire only when Redis does not know it yet.
+    script = client.register_script(_SCRIPT)
+    admitted, remaining, retry_ms, reset_ms = await script(
+        keys=[f"lookout:rl:{subject}"], args=[WINDOW_MS, limit, uuid.uuid4().hex]
     )
     return Decision(
         admitted=bool(admitted),

@@ -130,17 +130,18 @@ DELETE FROM sessions WHERE token_hash = $1;
 -- name: get_first_workspace
 SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMIT 1;
 
--- name: insert_reservation
--- The ledger side of a reservation; a retried request id inserts nothing.
-INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
-VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
-ON CONFLICT DO NOTHING
-RETURNING id;
-
--- name: debit_balance
--- Take credits only if they are there; concurrent debits queue on the row lock and re-check.
-UPDATE credit_balances SET balance = balance - $2::bigint, updated_at = now()
-WHERE workspace_id = $1 AND balance >= $2::bigint
+-- name: reserve_credits
+-- Record the reservation and take the credits in one statement. Not enough credits: the
+-- CHECK credit_balance_not_negative aborts the whole statement, ledger row included. A retried
+-- request id inserts no ledger row, so nothing is taken twice (no row returned).
+WITH entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+    VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING amount
+)
+UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
+FROM entry WHERE credit_balances.workspace_id = $1
 RETURNING balance;
 
 -- name: close_reservation
@@ -292,3 +293,23 @@ RETURNING cancel_requested;
 SELECT id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute,
        created_at, last_used_at, revoked_at
 FROM api_keys WHERE id = $1 AND workspace_id = $2;
+
+-- name: insert_mcp_connector
+-- A workspace's MCP server; the id comes from the caller because the sealed headers are bound to it.
+INSERT INTO mcp_connectors (id, workspace_id, name, url, headers_encrypted)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, workspace_id, name, url, headers_encrypted, enabled, created_at;
+
+-- name: list_mcp_connectors
+-- A workspace's MCP connectors, oldest first.
+SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+FROM mcp_connectors WHERE workspace_id = $1 ORDER BY created_at, id;
+
+-- name: get_mcp_connector
+-- One connector of a workspace.
+SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
+
+-- name: delete_mcp_connector
+-- Remove a workspace's connector; no row back when it was not there.
+DELETE FROM mcp_connectors WHERE id = $1 AND workspace_id = $2 RETURNING id;

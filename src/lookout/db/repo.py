@@ -251,7 +251,7 @@ class VerbUsage(Row):
     credits: int
 
 
-async def insert_reservation(
+async def reserve_credits(
     db: Executor,
     *,
     workspace_id: uuid.UUID,
@@ -260,26 +260,26 @@ async def insert_reservation(
     verb: str,
     actor: str,
     deadline: dt.datetime,
-) -> bool:
-    """Record a reservation; False when this request id already reserved."""
-    row = await fetchval(
-        db, "insert_reservation", workspace_id, request_id, amount, verb, actor, deadline
+) -> int | None:
+    """The balance after reserving; None when this request id had already reserved.
+
+    Raises InsufficientCredits (from the balance CHECK) when the credits are not there.
+    """
+    balance = await fetchval(
+        db, "reserve_credits", workspace_id, request_id, amount, verb, actor, deadline
     )
-    return row is not None
-
-
-async def debit_balance(db: Executor, *, workspace_id: uuid.UUID, amount: int) -> int | None:
-    """The new balance, or None when the balance was too low (nothing taken)."""
-    balance = await fetchval(db, "debit_balance", workspace_id, amount)
     return int(balance) if balance is not None else None
 
 
 async def close_reservation(
     db: Executor, *, workspace_id: uuid.UUID, request_id: str, kind: str, charged: int
-) -> bool:
-    """Settle (kind='settle', charging `charged`) or refund (charged=0); False if already closed."""
+) -> int | None:
+    """Settle (kind='settle', charging `charged`) or refund (charged=0).
+
+    Returns the credits given back, or None when the reservation was already closed.
+    """
     row = await fetchrow(db, "close_reservation", workspace_id, request_id, kind, charged)
-    return row is not None
+    return int(row["returned"]) if row is not None else None
 
 
 async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
@@ -463,3 +463,49 @@ async def extend_job_lease(db: Executor, *, job_id: uuid.UUID, lease_s: float) -
 
 async def get_api_key(db: Executor, *, key_id: uuid.UUID, workspace_id: uuid.UUID) -> ApiKey | None:
     return ApiKey.from_row(await fetchrow(db, "get_api_key", key_id, workspace_id))
+
+
+@dataclasses.dataclass(frozen=True)
+class McpConnector(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    name: str
+    url: str
+    headers_encrypted: bytes | None = dataclasses.field(repr=False)
+    enabled: bool
+    created_at: dt.datetime
+
+
+async def insert_mcp_connector(
+    db: Executor,
+    *,
+    connector_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    name: str,
+    url: str,
+    headers_encrypted: bytes | None,
+) -> McpConnector:
+    row = await fetchrow(
+        db, "insert_mcp_connector", connector_id, workspace_id, name, url, headers_encrypted
+    )
+    connector = McpConnector.from_row(row)
+    assert connector is not None
+    return connector
+
+
+async def list_mcp_connectors(db: Executor, *, workspace_id: uuid.UUID) -> list[McpConnector]:
+    rows = await fetch(db, "list_mcp_connectors", workspace_id)
+    return [connector for row in rows if (connector := McpConnector.from_row(row))]
+
+
+async def get_mcp_connector(
+    db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
+) -> McpConnector | None:
+    row = await fetchrow(db, "get_mcp_connector", connector_id, workspace_id)
+    return McpConnector.from_row(row)
+
+
+async def delete_mcp_connector(
+    db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
+) -> bool:
+    return await fetchval(db, "delete_mcp_connector", connector_id, workspace_id) is not None

@@ -1,0 +1,221 @@
+"""Benchmark: POST /v1/web/scrape through the full REST door against a bare handler.
+
+    .venv/bin/python bench/door.py [--seconds 5] [--concurrency 16]
+
+Both servers run in their own single process and scrape the same tiny local page with the same
+executor; the door adds authentication, the rate limit, credit reserve/settle with the ledger,
+and the envelope. One load client (this process) drives each in turn, same concurrency and
+duration. Prints requests/s, p50/p99 latency of both, and the ratio door / bare.
+Target: the door keeps >= 0.7x of the bare handler's throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import services
+
+TARGET = 0.7
+PAGE = (
+    "<html><head><title>tiny</title></head>"
+    "<body><main><h1>Tiny</h1><p>A small page.</p></main></body></html>"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve_page(port: int) -> None:
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=PAGE, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/tiny", page)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def serve_bare(port: int) -> None:
+    """The same executor on the same page, with none of the door around it."""
+    from lookout import capabilities
+    from lookout.capabilities import fetch, registry
+    from lookout.settings import Settings
+
+    settings = Settings.from_env()
+    verb = capabilities.registry.get("web.scrape")
+
+    async def progress(done: int, total: int) -> None:
+        return None
+
+    async def handle(request: web.Request) -> web.Response:
+        data = registry.validate_input(verb, await request.json())
+        context = registry.VerbContext(http=request.app[HTTP], settings=settings, progress=progress)
+        return web.json_response(registry.dump_output(verb, await verb.execute(data, context)))
+
+    HTTP = web.AppKey("http", aiohttp.ClientSession)
+
+    async def http_ctx(app: web.Application) -> Any:
+        async with fetch.open_session(settings) as session:
+            app[HTTP] = session
+            yield
+
+    app = web.Application()
+    app.cleanup_ctx.append(http_ctx)
+    app.router.add_post("/v1/web/scrape", handle)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def serve_door(port: int) -> None:
+    from lookout import app
+    from lookout.settings import Settings
+
+    web.run_app(
+        app.create_app(Settings.from_env()),
+        host="127.0.0.1",
+        port=port,
+        print=None,
+        access_log=None,
+    )
+
+
+async def seed(dsn: str) -> str:
+    from lookout.access import accounts
+    from lookout.db import migrate, pool
+
+    await migrate.migrate(dsn)
+    async with pool.pool_context(dsn, max_size=2) as db:
+        user = await accounts.create_user(
+            db, email=f"bench-{time.time_ns()}@example.com", password="bench-password-1"
+        )
+        workspace = await accounts.create_workspace(
+            db, name="bench", owner_id=user.id, credits=10_000_000
+        )
+        key = await accounts.create_key(
+            db, workspace_id=workspace.id, name="bench", rate_limit_per_minute=10_000_000
+        )
+    return key.text
+
+
+async def wait_up(url: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(url) as response:
+                    await response.read()
+                    return
+            except aiohttp.ClientError:
+                await asyncio.sleep(0.05)
+    raise RuntimeError(f"{url} did not come up")
+
+
+async def load(
+    url: str, body: dict[str, Any], headers: dict[str, str], seconds: float, concurrency: int
+) -> dict[str, float]:
+    latencies: list[float] = []
+    failures = 0
+    deadline = time.monotonic() + seconds
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        nonlocal failures
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            async with session.post(url, json=body, headers=headers) as response:
+                await response.read()
+                if response.status != 200:
+                    failures += 1
+            latencies.append(time.perf_counter() - start)
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        started = time.monotonic()
+        await asyncio.gather(*(worker(session) for _ in range(concurrency)))
+        elapsed = time.monotonic() - started
+    latencies.sort()
+    return {
+        "rps": len(latencies) / elapsed,
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "failures": failures,
+    }
+
+
+def spawn(role: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, __file__, "--serve", role, "--port", str(port)], env=env
+    )
+
+
+async def measure(args: argparse.Namespace, env: dict[str, str], key: str) -> dict[str, Any]:
+    page_port, bare_port, door_port = free_port(), free_port(), free_port()
+    processes = [
+        spawn(role, port, env)
+        for role, port in (("page", page_port), ("bare", bare_port), ("door", door_port))
+    ]
+    try:
+        await wait_up(f"http://127.0.0.1:{page_port}/tiny")
+        await wait_up(f"http://127.0.0.1:{door_port}/healthz")
+        await asyncio.sleep(0.5)
+        body = {"url": f"http://127.0.0.1:{page_port}/tiny"}
+        results = {}
+        for role, port, headers in (
+            ("bare", bare_port, {}),
+            ("door", door_port, {"Authorization": f"Bearer {key}"}),
+        ):
+            url = f"http://127.0.0.1:{port}/v1/web/scrape"
+            await load(url, body, headers, 1.0, args.concurrency)  # warm-up
+            results[role] = await load(url, body, headers, args.seconds, args.concurrency)
+        return results
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--serve", choices=["page", "bare", "door"])
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    if args.serve:
+        {"page": serve_page, "bare": serve_bare, "door": serve_door}[args.serve](args.port)
+        return 0
+    with services.backing() as (dsn, redis_url):
+        env = {
+            **os.environ,
+            "DATABASE_URL": dsn,
+            "REDIS_URL": redis_url,
+            "LOOKOUT_SECRET_KEY": "bench-secret",
+            "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
+        }
+        key = asyncio.run(seed(dsn))
+        results = asyncio.run(measure(args, env, key))
+    ratio = results["door"]["rps"] / results["bare"]["rps"]
+    print(json.dumps({role: {k: round(v, 2) for k, v in r.items()} for role, r in results.items()}))
+    for role in ("door", "bare"):
+        r = results[role]
+        print(f"{role}: {r['rps']:.0f} req/s, p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms")
+    verdict = "met" if ratio >= TARGET else "MISSED"
+    print(f"ratio door/bare = {ratio:.2f} (target >= {TARGET}: {verdict})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

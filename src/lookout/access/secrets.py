@@ -1,0 +1,54 @@
+"""Secrets at rest: values sealed with AES-256-GCM under a key derived from LOOKOUT_SECRET_KEY.
+
+Each purpose gets its own key (HKDF info), and each sealed value is bound to a context (e.g. the
+row it belongs to) so a ciphertext copied onto another row does not open there.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from lookout import errors
+
+_VERSION = b"\x01"
+_NONCE_BYTES = 12
+_TAG_BYTES = 16
+
+
+@functools.cache
+def _key(secret_key: str, purpose: str) -> bytes:
+    kdf = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=f"lookout/{purpose}/v1".encode()
+    )
+    return kdf.derive(secret_key.encode("utf-8"))
+
+
+def seal(secret_key: str, purpose: str, plaintext: bytes, *, context: bytes) -> bytes:
+    """`plaintext` encrypted and authenticated: version byte + nonce + ciphertext and tag."""
+    nonce = os.urandom(_NONCE_BYTES)
+    sealed = AESGCM(_key(secret_key, purpose)).encrypt(nonce, plaintext, context)
+    return _VERSION + nonce + sealed
+
+
+def unseal(secret_key: str, purpose: str, sealed: bytes, *, context: bytes) -> bytes:
+    """The plaintext of `seal`; Conflict when it cannot be opened (key changed, tampered)."""
+    if not sealed.startswith(_VERSION) or len(sealed) < 1 + _NONCE_BYTES + _TAG_BYTES:
+        raise _unreadable()
+    nonce, body = sealed[1 : 1 + _NONCE_BYTES], sealed[1 + _NONCE_BYTES :]
+    try:
+        return AESGCM(_key(secret_key, purpose)).decrypt(nonce, body, context)
+    except InvalidTag:
+        raise _unreadable() from None
+
+
+def _unreadable() -> errors.Conflict:
+    return errors.Conflict(
+        "A stored secret can no longer be read (was LOOKOUT_SECRET_KEY changed?); "
+        "delete and re-create what holds it."
+    )
