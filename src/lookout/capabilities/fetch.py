@@ -8,6 +8,7 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import abc
@@ -284,7 +285,8 @@ def _failed(url: str, reason: str, message: str, **details: Any) -> errors.Fetch
 
 def _translate(exc: BaseException, url: str, settings: Settings) -> errors.FetchFailed:
     """One place that turns aiohttp's failures into messages saying what happened."""
-    host = URL(url).host if "://" in url else url
+    # urlsplit, not URL: the URL may be the very thing that failed to parse.
+    host = urlsplit(url).hostname or url
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return _failed(url, "dns", f"Could not resolve {host}: {exc.os_error.strerror or exc}")
     if isinstance(exc, aiohttp.ClientSSLError):

@@ -313,3 +313,23 @@ FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
 -- name: delete_mcp_connector
 -- Remove a workspace's connector; no row back when it was not there.
 DELETE FROM mcp_connectors WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: insert_mcp_connector
+-- A workspace's MCP server; the id comes from the caller because the sealed headers are bound to it.
+INSERT INTO mcp_connectors (id, workspace_id, name, url, headers_encrypted)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, workspace_id, name, url, headers_encrypted, enabled, created_at;
+
+-- name: list_mcp_connectors
+-- A workspace's MCP connectors, oldest first.
+SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+FROM mcp_connectors WHERE workspace_id = $1 ORDER BY created_at, id;
+
+-- name: get_mcp_connector
+-- One connector of a workspace.
+SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
+
+-- name: delete_mcp_connector
+-- Remove a workspace's connector; no row back when it was not there.
+DELETE FROM mcp_connectors WHERE id = $1 AND workspace_id = $2 RETURNING id;

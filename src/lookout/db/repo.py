@@ -509,3 +509,49 @@ async def delete_mcp_connector(
     db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
 ) -> bool:
     return await fetchval(db, "delete_mcp_connector", connector_id, workspace_id) is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class McpConnector(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    name: str
+    url: str
+    headers_encrypted: bytes | None = dataclasses.field(repr=False)
+    enabled: bool
+    created_at: dt.datetime
+
+
+async def insert_mcp_connector(
+    db: Executor,
+    *,
+    connector_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    name: str,
+    url: str,
+    headers_encrypted: bytes | None,
+) -> McpConnector:
+    row = await fetchrow(
+        db, "insert_mcp_connector", connector_id, workspace_id, name, url, headers_encrypted
+    )
+    connector = McpConnector.from_row(row)
+    assert connector is not None
+    return connector
+
+
+async def list_mcp_connectors(db: Executor, *, workspace_id: uuid.UUID) -> list[McpConnector]:
+    rows = await fetch(db, "list_mcp_connectors", workspace_id)
+    return [connector for row in rows if (connector := McpConnector.from_row(row))]
+
+
+async def get_mcp_connector(
+    db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
+) -> McpConnector | None:
+    row = await fetchrow(db, "get_mcp_connector", connector_id, workspace_id)
+    return McpConnector.from_row(row)
+
+
+async def delete_mcp_connector(
+    db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
+) -> bool:
+    return await fetchval(db, "delete_mcp_connector", connector_id, workspace_id) is not None
