@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from lookout import capabilities
-from lookout.routes import auth, docs, health, jobs, keys, mcp, verbs
+from lookout.routes import auth, connectors, docs, health, jobs, keys, mcp, verbs
 
 
 def setup_routes(app: web.Application) -> None:
@@ -33,3 +33,11 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_route("*", "/mcp", mcp.endpoint)
     app.router.add_get("/.well-known/oauth-protected-resource", mcp.resource_metadata)
     app.router.add_get("/.well-known/oauth-protected-resource/mcp", mcp.resource_metadata)
+    app.router.add_get("/api/workspaces/{ws}/mcp-connectors", connectors.list_connectors)
+    app.router.add_post("/api/workspaces/{ws}/mcp-connectors", connectors.create_connector)
+    app.router.add_delete(
+        "/api/workspaces/{ws}/mcp-connectors/{connector_id}", connectors.delete_connector
+    )
+    app.router.add_post(
+        "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test", connectors.test_connector
+    )

@@ -1,0 +1,134 @@
+"""A workspace's own MCP servers ("connectors"): stored with their headers sealed, listed with the
+header values masked, deleted, and tested by listing the server's tools."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from lookout import errors
+from lookout.access import secrets
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.db import repo
+from lookout.mcp import remote, tool_cache
+
+MAX_CONNECTORS = 20
+_PURPOSE = "mcp-connector-headers"
+_MASK = "***"
+
+
+async def create(
+    services: Services, principal: Principal, *, name: str, url: str, headers: dict[str, str]
+) -> repo.McpConnector:
+    """Store a connector after its URL passed the SSRF rules; Conflict for a taken name."""
+    principal.require("editor")
+    existing = await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
+    if len(existing) >= MAX_CONNECTORS:
+        raise errors.Conflict(
+            f"This workspace already has {MAX_CONNECTORS} MCP connectors, the most it may have; "
+            "delete one first."
+        )
+    await remote.check_destination(url, services.settings)
+    connector_id = uuid.uuid4()
+    try:
+        return await repo.insert_mcp_connector(
+            services.db,
+            connector_id=connector_id,
+            workspace_id=principal.workspace_id,
+            name=name,
+            url=url,
+            headers_encrypted=_seal(services.settings.secret_key, connector_id, headers),
+        )
+    except errors.Conflict:
+        raise errors.Conflict(f"This workspace already has a connector named {name!r}.") from None
+
+
+async def list_all(services: Services, principal: Principal) -> list[repo.McpConnector]:
+    return await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
+
+
+async def get(
+    services: Services, principal: Principal, connector_id: uuid.UUID
+) -> repo.McpConnector:
+    found = await repo.get_mcp_connector(
+        services.db, connector_id=connector_id, workspace_id=principal.workspace_id
+    )
+    if found is None:
+        raise errors.NotFound("No such MCP connector in this workspace.")
+    return found
+
+
+async def delete(services: Services, principal: Principal, connector_id: uuid.UUID) -> None:
+    principal.require("editor")
+    deleted = await repo.delete_mcp_connector(
+        services.db, connector_id=connector_id, workspace_id=principal.workspace_id
+    )
+    if not deleted:
+        raise errors.NotFound("No such MCP connector in this workspace.")
+    await tool_cache.forget(services.redis, connector_id)
+
+
+async def test(
+    services: Services, principal: Principal, connector_id: uuid.UUID
+) -> list[dict[str, Any]]:
+    """List the server's tools now (refreshing the cache); UpstreamError saying why not."""
+    principal.require("editor")
+    listing = await tools_of(services, await get(services, principal, connector_id), fresh=True)
+    return listing.tools
+
+
+async def tools_of(
+    services: Services, connector: repo.McpConnector, *, fresh: bool = False
+) -> tool_cache.Listing:
+    """The connector's tools, from the cache unless `fresh` (which raises what went wrong)."""
+    cached = None if fresh else await tool_cache.get(services.redis, connector.id)
+    if cached is not None:
+        return cached
+    try:
+        tools = await remote.list_tools(
+            connector.url, headers_of(services, connector), services.settings
+        )
+    except errors.LookoutError as exc:
+        await tool_cache.put(services.redis, connector.id, tool_cache.Listing([], exc.message))
+        if fresh:
+            raise
+        return tool_cache.Listing([], exc.message)
+    listing = tool_cache.Listing(tools)
+    await tool_cache.put(services.redis, connector.id, listing)
+    return listing
+
+
+def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
+    """What a member may see: everything but the header values."""
+    names = sorted(headers_of(services, connector)) if connector.headers_encrypted else []
+    return {
+        "id": connector.id,
+        "name": connector.name,
+        "url": connector.url,
+        "enabled": connector.enabled,
+        "created_at": connector.created_at,
+        "headers": {name: _MASK for name in names},
+    }
+
+
+def headers_of(services: Services, connector: repo.McpConnector) -> dict[str, str]:
+    """The connector's headers, unsealed (for the outbound request only)."""
+    if connector.headers_encrypted is None:
+        return {}
+    plain = secrets.unseal(
+        services.settings.secret_key,
+        _PURPOSE,
+        connector.headers_encrypted,
+        context=connector.id.bytes,
+    )
+    headers: dict[str, str] = json.loads(plain)
+    return headers
+
+
+def _seal(secret_key: str, connector_id: uuid.UUID, headers: dict[str, str]) -> bytes | None:
+    if not headers:
+        return None
+    plain = json.dumps(headers, separators=(",", ":")).encode("utf-8")
+    return secrets.seal(secret_key, _PURPOSE, plain, context=connector_id.bytes)

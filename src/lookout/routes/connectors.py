@@ -1,0 +1,55 @@
+"""A workspace's MCP connectors: list (any member), create, delete and test (editors and owners)."""
+
+from __future__ import annotations
+
+import uuid
+
+from aiohttp import web
+
+from lookout import errors
+from lookout.access import auth
+from lookout.access.services import Services
+from lookout.mcp import connectors
+from lookout.routes import common
+from lookout.schema import connectors as schema
+
+
+async def list_connectors(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    services = Services.of_app(request.app)
+    found = await connectors.list_all(services, principal)
+    views = [connectors.view(services, connector) for connector in found]
+    return common.ok(request, {"connectors": schema.ConnectorSchema(many=True).dump(views)})
+
+
+async def create_connector(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    principal.require("editor")
+    body = schema.load(schema.NewConnectorSchema(), await common.json_body(request))
+    services = Services.of_app(request.app)
+    created = await connectors.create(services, principal, **body)
+    view = connectors.view(services, created)
+    return common.ok(request, {"connector": schema.ConnectorSchema().dump(view)}, status=201)
+
+
+async def delete_connector(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    await connectors.delete(Services.of_app(request.app), principal, _connector_id(request))
+    return common.ok(request, {"deleted": True})
+
+
+async def test_connector(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    services = Services.of_app(request.app)
+    connector_id = _connector_id(request)
+    tools = await connectors.test(services, principal, connector_id)
+    view = connectors.view(services, await connectors.get(services, principal, connector_id))
+    data = schema.TestedSchema().dump({"connector": view, "tools": tools})
+    return common.ok(request, data)
+
+
+def _connector_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["connector_id"])
+    except ValueError:
+        raise errors.NotFound("No such MCP connector in this workspace.") from None

@@ -1,0 +1,298 @@
+"""A workspace's own MCP servers: register, list, test, call through the agent API, SSRF, roles."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import asyncpg
+import pytest
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lookout import app, errors
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.mcp import connectors, tool_cache, toolbox
+from lookout.settings import Settings
+from tests.integration.factories import Tenant, TenantFactory, member_cookie, tenant_factory
+
+__all__ = ["tenant_factory"]
+
+SECRET = "Bearer connector-secret-6d1f"
+
+
+@dataclasses.dataclass
+class Remote:
+    """A real MCP server (the `mcp` package's) on a loopback port, demanding SECRET."""
+
+    url: str
+    requests: int = 0
+
+
+def _remote_app(remote: Remote) -> Any:
+    server: MCPServer[Any] = MCPServer("remote-test")
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    @server.tool()
+    def big() -> str:
+        """A very long answer."""
+        return "word " * 20_000
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Sleep, then answer."""
+        await asyncio.sleep(seconds)
+        return "done"
+
+    @server.tool()
+    def broken() -> str:
+        """Always fails."""
+        raise ToolError("the remote tool broke")
+
+    inner = server.streamable_http_app(json_response=True, stateless_http=True)
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            remote.requests += 1
+            given = dict(scope["headers"]).get(b"authorization", b"").decode()
+            if given != SECRET:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await inner(scope, receive, send)
+
+    return guarded
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[Remote]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    state = Remote(url=f"http://127.0.0.1:{port}/mcp")
+    config = uvicorn.Config(
+        _remote_app(state),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws="none",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield state
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+async def client(settings: Settings, aiohttp_client: Any) -> Any:
+    return await aiohttp_client(app.create_app(settings))
+
+
+def path(tenant: Tenant, tail: str = "") -> str:
+    return f"/api/workspaces/{tenant.workspace.id}/mcp-connectors{tail}"
+
+
+def principal_of(tenant: Tenant, role: str = "editor") -> Principal:
+    return Principal(kind="session", workspace_id=tenant.workspace.id, role=role)
+
+
+async def register(client: Any, tenant: Tenant, url: str, **headers: str) -> Any:
+    body = {"name": "remote", "url": url, "headers": headers}
+    return await client.post(path(tenant), json=body, headers=tenant.headers)
+
+
+async def test_a_registered_server_is_tested_listed_and_called_by_the_agent(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    # Given a connector registered with the header its server demands
+    tenant = await tenant_factory()
+    created = await register(client, tenant, remote.url, Authorization=SECRET)
+    body = await created.json()
+    assert created.status == 201, body
+    connector = body["data"]["connector"]
+    assert connector["headers"] == {"Authorization": "***"}
+
+    # When it is tested, and the agent lists and calls its tools
+    tested = await client.post(path(tenant, f"/{connector['id']}/test"), headers=tenant.headers)
+    services = Services.of_app(client.app)
+    offered = await toolbox.tools_for(services, principal_of(tenant))
+    shout = toolbox.find(offered, "remote__shout")
+    assert shout is not None
+    result = await toolbox.call(services, principal_of(tenant), shout, {"text": "hi there"})
+
+    # Then the server's tools are listed and the call answers
+    tools = (await tested.json())["data"]["tools"]
+    assert {tool["name"] for tool in tools} == {"shout", "big", "slow", "broken"}
+    assert shout.description == "Upper-case the text."
+    assert shout.input_schema["properties"]["text"]["type"] == "string"
+    assert result.is_error is False and result.text == "HI THERE"
+
+
+async def test_headers_are_sealed_at_rest_and_never_shown(
+    client: Any, tenant_factory: TenantFactory, remote: Remote, db: asyncpg.Pool
+) -> None:
+    tenant = await tenant_factory()
+    await register(client, tenant, remote.url, Authorization=SECRET)
+
+    stored = await db.fetchval("SELECT headers_encrypted FROM mcp_connectors")
+    listed = await client.get(path(tenant), headers=tenant.headers)
+
+    assert stored and b"connector-secret" not in bytes(stored)
+    assert "connector-secret" not in await listed.text()
+    assert (await listed.json())["data"]["connectors"][0]["headers"] == {"Authorization": "***"}
+
+
+async def test_without_its_header_the_server_refuses_and_the_test_says_so(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    tenant = await tenant_factory()
+    created = await (await register(client, tenant, remote.url)).json()
+
+    tested = await client.post(
+        path(tenant, f"/{created['data']['connector']['id']}/test"), headers=tenant.headers
+    )
+
+    body = await tested.json()
+    assert tested.status == 502 and body["error"]["code"] == "upstream_error"
+    assert remote.url in body["error"]["message"]
+
+
+async def test_the_tool_list_is_cached_for_five_minutes(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    tenant = await tenant_factory()
+    created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
+    services = Services.of_app(client.app)
+
+    first = await toolbox.tools_for(services, principal_of(tenant))
+    asked = remote.requests
+    second = await toolbox.tools_for(services, principal_of(tenant))
+
+    assert first == second and len(first) == 4
+    assert remote.requests == asked
+    key = f"lookout:mcp-tools:{created['data']['connector']['id']}"
+    assert 290 < await services.redis.ttl(key) <= tool_cache.TTL_S
+
+
+async def test_calls_are_bounded_in_output_and_time_and_tool_errors_are_results(
+    settings: Settings, aiohttp_client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    client = await aiohttp_client(
+        app.create_app(settings.replace(mcp_text_limit=1000, fetch_timeout_s=1.0))
+    )
+    tenant = await tenant_factory()
+    await register(client, tenant, remote.url, Authorization=SECRET)
+    services = Services.of_app(client.app)
+    offered = {tool.name: tool for tool in await toolbox.tools_for(services, principal_of(tenant))}
+
+    big = await toolbox.call(services, principal_of(tenant), offered["big"], {})
+    broken = await toolbox.call(services, principal_of(tenant), offered["broken"], {})
+    with pytest.raises(errors.UpstreamError) as slow:
+        await toolbox.call(services, principal_of(tenant), offered["slow"], {"seconds": 2.5})
+
+    assert len(big.text) <= 1000 and "Cut at 1,000" in big.text
+    assert broken.is_error is True and "the remote tool broke" in broken.text
+    assert "did not answer within 1 s" in slow.value.message
+
+
+async def test_a_connector_on_a_private_address_is_refused(
+    settings: Settings, aiohttp_client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    client = await aiohttp_client(app.create_app(settings.replace(allow_private_networks=False)))
+    tenant = await tenant_factory()
+    by_name = remote.url.replace("127.0.0.1", "localhost")
+
+    literal = await register(client, tenant, remote.url, Authorization=SECRET)
+    named = await register(client, tenant, by_name, Authorization=SECRET)
+    listed = await (await client.get(path(tenant), headers=tenant.headers)).json()
+
+    for refused in (literal, named):
+        body = await refused.json()
+        assert refused.status == 422 and body["error"]["code"] == "blocked_destination"
+    assert "loopback" in (await named.json())["error"]["message"]
+    assert listed["data"]["connectors"] == []
+
+
+async def test_a_stored_connector_is_refused_once_private_networks_are_off(
+    settings: Settings, tenant_factory: TenantFactory, remote: Remote, db: asyncpg.Pool, client: Any
+) -> None:
+    # Given a connector stored while private networks were allowed
+    tenant = await tenant_factory()
+    await register(client, tenant, remote.url, Authorization=SECRET)
+    strict = dataclasses.replace(
+        Services.of_app(client.app), settings=settings.replace(allow_private_networks=False)
+    )
+    [stored] = await connectors.list_all(strict, principal_of(tenant))
+
+    # When it is tested under the strict rules, Then no request reaches it
+    asked = remote.requests
+    with pytest.raises(errors.BlockedDestination):
+        await connectors.test(strict, principal_of(tenant), stored.id)
+    assert remote.requests == asked
+
+
+async def test_viewers_list_but_cannot_change_and_other_workspaces_see_nothing(
+    client: Any, tenant_factory: TenantFactory, remote: Remote, db: asyncpg.Pool, settings: Settings
+) -> None:
+    owner, stranger = await tenant_factory(), await tenant_factory()
+    created = await (await register(client, owner, remote.url, Authorization=SECRET)).json()
+    connector_id = created["data"]["connector"]["id"]
+    client.session.cookie_jar.update_cookies(
+        await member_cookie(db, settings, owner, role="viewer")
+    )
+    origin = {"Origin": f"http://{client.server.host}:{client.server.port}"}
+
+    listed = await client.get(path(owner))
+    made = await client.post(path(owner), json={"name": "x", "url": remote.url}, headers=origin)
+    removed = await client.delete(path(owner, f"/{connector_id}"), headers=origin)
+    foreign = await client.delete(path(stranger, f"/{connector_id}"), headers=stranger.headers)
+    wrong_ws = await client.get(path(owner), headers=stranger.headers)
+
+    assert listed.status == 200 and len((await listed.json())["data"]["connectors"]) == 1
+    assert (made.status, removed.status) == (403, 403)
+    assert (foreign.status, wrong_ws.status) == (404, 404)
+
+
+async def test_deleting_a_connector_removes_it_and_its_cached_tools(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    tenant = await tenant_factory()
+    created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
+    connector_id = created["data"]["connector"]["id"]
+    services = Services.of_app(client.app)
+    await toolbox.tools_for(services, principal_of(tenant))
+
+    deleted = await client.delete(path(tenant, f"/{connector_id}"), headers=tenant.headers)
+    again = await client.delete(path(tenant, f"/{connector_id}"), headers=tenant.headers)
+
+    assert (deleted.status, again.status) == (200, 404)
+    assert await toolbox.tools_for(services, principal_of(tenant)) == []
+    assert await services.redis.exists(f"lookout:mcp-tools:{connector_id}") == 0
+
+
+async def test_bad_input_names_the_fields(client: Any, tenant_factory: TenantFactory) -> None:
+    tenant = await tenant_factory()
+    body = {"name": "", "url": "ftp://x/mcp", "headers": {"Host": "evil"}, "command": "sh"}
+
+    response = await client.post(path(tenant), json=body, headers=tenant.headers)
+
+    fields = (await response.json())["error"]["details"]["fields"]
+    assert response.status == 400
+    assert {"name", "url", "headers", "command"} <= set(fields)
