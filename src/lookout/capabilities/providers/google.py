@@ -78,7 +78,9 @@ async def details(
     answer = await _call(settings, http, path, DETAILS_MASK, None)
     place = to_place(answer)
     if place is None:
-        raise errors.UpstreamError(f"{NAME} answered a place without an id or location.")
+        raise errors.UpstreamError(
+            f"{NAME} answered a place without an id or location.", provider=NAME
+        )
     items = answer.get("reviews")
     reviews = [to_review(item) for item in (items if isinstance(items, list) else [])]
     return {"place": place, "reviews": [review for review in reviews if review][:limit]}
@@ -105,7 +107,7 @@ async def _call(
         hints={403: " Check LOOKOUT_GOOGLE_PLACES_KEY and that the Places API (New) is enabled."},
     )
     if not isinstance(answer, dict):
-        raise errors.UpstreamError(f"{NAME} answered JSON that is not an object.")
+        raise errors.UpstreamError(f"{NAME} answered JSON that is not an object.", provider=NAME)
     return answer
 
 

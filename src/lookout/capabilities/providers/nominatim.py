@@ -91,7 +91,9 @@ async def _answer(
         NAME, url, base_url=settings.nominatim_url, settings=settings, http=http
     )
     if not isinstance(payload, list):
-        raise errors.UpstreamError(f"{NAME} answered JSON that is not a list of places.")
+        raise errors.UpstreamError(
+            f"{NAME} answered JSON that is not a list of places.", provider=NAME
+        )
     _ANSWERS.put(url, payload, settings.maps_cache_ttl_s)
     return payload
 

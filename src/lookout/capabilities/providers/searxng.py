@@ -28,7 +28,7 @@ async def results_page(
     )
     items = payload.get("results") if isinstance(payload, dict) else None
     if not isinstance(items, list):
-        raise errors.UpstreamError(f"{NAME} answered JSON without a results list.")
+        raise errors.UpstreamError(f"{NAME} answered JSON without a results list.", provider=NAME)
     return [item for item in map(_link, items) if item]
 
 
