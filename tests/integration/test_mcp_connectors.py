@@ -128,6 +128,7 @@ async def test_a_registered_server_is_tested_listed_and_called_by_the_agent(
     assert created.status == 201, body
     connector = body["data"]["connector"]
     assert connector["headers"] == {"Authorization": "***"}
+    assert connector["headers_readable"] is True
 
     # When it is tested, and the agent lists and calls its tools
     tested = await client.post(path(tenant, f"/{connector['id']}/test"), headers=tenant.headers)
@@ -296,3 +297,23 @@ async def test_bad_input_names_the_fields(client: Any, tenant_factory: TenantFac
     fields = (await response.json())["error"]["details"]["fields"]
     assert response.status == 400
     assert {"name", "url", "headers", "command"} <= set(fields)
+
+
+async def test_after_a_secret_key_change_the_connector_is_listed_as_unreadable(
+    settings: Settings, aiohttp_client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    # Given a connector sealed under one secret key
+    first = await aiohttp_client(app.create_app(settings))
+    tenant = await tenant_factory()
+    await register(first, tenant, remote.url, Authorization=SECRET)
+
+    # When the app runs under another key
+    rotated = await aiohttp_client(app.create_app(settings.replace(secret_key="r" * 40)))
+    listed = await rotated.get(path(tenant), headers=tenant.headers)
+    offered = await toolbox.tools_for(Services.of_app(rotated.app), principal_of(tenant))
+
+    # Then it is still listed, says its headers cannot be read, and offers no tools
+    [connector] = (await listed.json())["data"]["connectors"]
+    assert listed.status == 200
+    assert connector["headers_readable"] is False and connector["headers"] == {}
+    assert offered == []

@@ -235,3 +235,17 @@ async def test_a_slow_call_hands_out_a_job_that_jobs_get_finishes(
     assert finished.structured_content["status"] == "succeeded"
     pages = finished.structured_content["result"]["data"]["pages"]
     assert [page["title"] for page in pages] == [f"page/{i}" for i in range(6)]
+
+
+async def test_a_capability_without_a_provider_is_an_error_result_that_says_so(
+    serve: Serve, tenant_factory: TenantFactory, db: asyncpg.Pool
+) -> None:
+    tenant = await tenant_factory(credits=5)
+    url = await serve(search_url="")
+
+    async with session_for(url, tenant.key) as session:
+        result = await session.call_tool("web_discover", {"query": "flood warnings"})
+
+    assert result.is_error is True
+    assert "provider_not_configured" in text_of(result)
+    assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 5

@@ -102,7 +102,11 @@ async def tools_of(
 
 def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
     """What a member may see: everything but the header values."""
-    names = sorted(headers_of(services, connector)) if connector.headers_encrypted else []
+    try:
+        names, readable = sorted(headers_of(services, connector)), True
+    except errors.Conflict:
+        # One unreadable connector (secret key changed) must not hide the others.
+        names, readable = [], False
     return {
         "id": connector.id,
         "name": connector.name,
@@ -110,6 +114,7 @@ def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
         "enabled": connector.enabled,
         "created_at": connector.created_at,
         "headers": {name: _MASK for name in names},
+        "headers_readable": readable,
     }
 
 

@@ -76,6 +76,9 @@ class ConnectorSchema(StrictSchema):
         values=fields.String(),
         metadata={"description": "Header names; their values are never shown."},
     )
+    headers_readable = fields.Boolean(
+        metadata={"description": "False when LOOKOUT_SECRET_KEY changed since: re-create it."}
+    )
 
 
 class ToolSchema(StrictSchema):
