@@ -152,16 +152,17 @@ async def test_an_unreachable_provider_is_an_upstream_error(osm: FakeNominatim) 
         await providers.run("maps.search", {"query": "cafe"}, settings)
 
 
-async def test_a_redirect_off_the_provider_host_is_refused_unsent(
-    osm: FakeNominatim, aiohttp_server: ServerFactory
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])  # another host; another port
+async def test_a_redirect_off_the_provider_host_and_port_is_refused_unsent(
+    osm: FakeNominatim, aiohttp_server: ServerFactory, host: str
 ) -> None:
     elsewhere = FakeNominatim()
     await providers.serve(elsewhere, aiohttp_server)
     assert elsewhere.server is not None
-    target = f"http://localhost:{elsewhere.server.port}/search?q=x&format=jsonv2"
+    target = f"http://{host}:{elsewhere.server.port}/search?q=x&format=jsonv2"
     osm.fail_with(302, headers={"Location": target})
 
-    with pytest.raises(errors.UpstreamError, match="not a configured provider host"):
+    with pytest.raises(errors.UpstreamError, match="not a configured provider host and port"):
         await _search(osm, {"query": "cafe"})
     assert elsewhere.requests == []
 

@@ -126,6 +126,6 @@ async def test_a_redirect_off_the_search_host_is_refused(
     target = f"http://localhost:{elsewhere.server.port}/search?q=x&format=json"
     searxng.fail_with(307, headers={"Location": target})
 
-    with pytest.raises(errors.UpstreamError, match="not a configured provider host"):
+    with pytest.raises(errors.UpstreamError, match="not a configured provider host and port"):
         await _discover(searxng, {"query": "flood"})
     assert elsewhere.requests == []

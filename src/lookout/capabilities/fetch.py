@@ -66,15 +66,15 @@ def open_session(
     resolver: abc.AbstractResolver | None = None,
     policy: guard.Policy | None = None,
     trusted: bool = False,
-    hosts: Collection[str] = (),
+    origins: Collection[str] = (),
 ) -> aiohttp.ClientSession:
     """A session whose every connection is guarded; share it, close it when done.
 
     `resolver` replaces DNS (tests); `trusted` lifts the address rules for operator-configured
-    provider URLs; `hosts` allows only those host names; `policy` overrides the settings' rules
+    provider URLs; `origins` allows only those "host:port"s; `policy` overrides the settings' rules
     (tests only).
     """
-    rules = policy or guard.Policy.from_settings(settings, trusted=trusted, hosts=hosts)
+    rules = policy or guard.Policy.from_settings(settings, trusted=trusted, origins=origins)
     connector = guard.GuardedConnector(
         rules, resolver=resolver, limit=max(10, settings.fetch_concurrency * 4), ttl_dns_cache=10
     )
@@ -99,11 +99,11 @@ def _usable(
     session: aiohttp.ClientSession | None,
     settings: Settings,
     trusted: bool,
-    hosts: Collection[str] = (),
+    origins: Collection[str] = (),
 ) -> bool:
     connector = None if session is None or session.closed else session.connector
     return isinstance(connector, guard.GuardedConnector) and connector.policy.same_rules(
-        guard.Policy.from_settings(settings, trusted=trusted, hosts=hosts)
+        guard.Policy.from_settings(settings, trusted=trusted, origins=origins)
     )
 
 
@@ -113,13 +113,13 @@ async def borrow(
     settings: Settings,
     *,
     trusted: bool = False,
-    hosts: Collection[str] = (),
+    origins: Collection[str] = (),
 ) -> AsyncIterator[aiohttp.ClientSession]:
     """`session` if it is guarded by the settings' rules, else a guarded one for this block."""
-    if session is not None and _usable(session, settings, trusted, hosts):
+    if session is not None and _usable(session, settings, trusted, origins):
         yield session
         return
-    async with open_session(settings, trusted=trusted, hosts=hosts) as own:
+    async with open_session(settings, trusted=trusted, origins=origins) as own:
         yield own
 
 
@@ -158,7 +158,7 @@ async def call_provider(
     url: str,
     *,
     settings: Settings,
-    hosts: Collection[str],
+    origins: Collection[str],
     session: aiohttp.ClientSession | None = None,
     method: str = "GET",
     body: bytes | None = None,
@@ -166,7 +166,7 @@ async def call_provider(
     accept: Collection[str] = ("application/json",),
 ) -> FetchResult:
     """A request to an operator-configured provider API (trusted: address rules lifted, but only
-    `hosts` reachable, redirects included). An HTTP error status is returned with its body, not
+    `origins` reachable, redirects included). An HTTP error status is returned with its body, not
     raised, so the caller can read the provider's own error. Raises BlockedDestination or
     FetchFailed (timeouts, connection failures, size)."""
     sent = {
@@ -177,7 +177,7 @@ async def call_provider(
     limits = _Limits(
         settings.fetch_max_bytes, tuple(accept), sent, method, body, raise_for_status=False
     )
-    async with borrow(session, settings, trusted=True, hosts=hosts) as guarded:
+    async with borrow(session, settings, trusted=True, origins=origins) as guarded:
         return await _fetch(guarded, url, settings, limits)
 
 

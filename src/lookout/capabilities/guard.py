@@ -27,40 +27,41 @@ SCHEMES = frozenset({"http", "https"})
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """What may be fetched. `treat_as_public` lets a test stand a loopback server in for a
-    public host; nothing in configuration can set it. `only_hosts`, when set, is the whole
-    allow-list: a trusted provider session may reach its configured hosts and nothing else, so a
-    provider's redirect cannot walk the lifted address rules to another host."""
+    public host; nothing in configuration can set it. `only_origins` ("host:port"), when set, is
+    the whole allow-list: a trusted provider session may reach its configured host and port and
+    nothing else, so a provider's redirect cannot walk the lifted address rules elsewhere (another
+    host, or another port of a private one)."""
 
     allow_private: bool = False
     allowed_ports: tuple[str, ...] = ()
     treat_as_public: frozenset[addresses.IPAddress] = frozenset()
-    only_hosts: frozenset[str] = frozenset()
+    only_origins: frozenset[str] = frozenset()
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, trusted: bool = False, hosts: Collection[str] = ()
+        cls, settings: Settings, *, trusted: bool = False, origins: Collection[str] = ()
     ) -> Policy:
         """The policy for `settings`; `trusted` is for operator-configured provider URLs, and
-        `hosts` limits a session to those host names."""
+        `origins` (each from `origin`) limits a session to those hosts and ports."""
         return cls(
             allow_private=settings.allow_private_networks or trusted,
             allowed_ports=() if trusted else settings.allowed_ports,
-            only_hosts=frozenset(_host_key(host) for host in hosts),
+            only_origins=frozenset(origins),
         )
 
     def same_rules(self, other: Policy) -> bool:
-        return (self.allow_private, self.allowed_ports, self.only_hosts) == (
+        return (self.allow_private, self.allowed_ports, self.only_origins) == (
             other.allow_private,
             other.allowed_ports,
-            other.only_hosts,
+            other.only_origins,
         )
 
     def check_url(self, url: URL) -> URL:
         """`url` with its host in canonical form, or BlockedDestination saying why not."""
         if url.scheme not in SCHEMES or not url.raw_host:
             raise blocked(url, "it is not an http(s) URL with a host")
-        if self.only_hosts and _host_key(url.raw_host) not in self.only_hosts:
-            raise blocked(url, f"{url.raw_host} is not a configured provider host")
+        if self.only_origins and origin(url) not in self.only_origins:
+            raise blocked(url, f"{origin(url)} is not a configured provider host and port")
         if url.port is not None and not addresses.port_allowed(url.port, self.allowed_ports):
             allowed = ", ".join(self.allowed_ports)
             raise blocked(url, f"port {url.port} is not allowed (allowed: {allowed})")
@@ -87,8 +88,9 @@ class Policy:
         raise blocked(url or host, f"{shown} is {reason}")
 
 
-def _host_key(host: str) -> str:
-    return host.lower().rstrip(".")
+def origin(url: URL) -> str:
+    """ "host:port" of `url` (the scheme's port when none is written), as allow-lists hold it."""
+    return f"{(url.raw_host or '').lower().rstrip('.')}:{url.port}"
 
 
 def blocked(target: URL | str, why: str) -> errors.BlockedDestination:

@@ -16,9 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from yarl import URL
 
 from lookout import errors
-from lookout.capabilities import fetch
+from lookout.capabilities import fetch, guard
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -28,8 +29,13 @@ MAX_RETRY_AFTER_S = 3600
 
 
 def host(base_url: str) -> str:
-    """The one host a provider's calls may reach: its configured URL's."""
+    """The host name of a provider's configured URL."""
     return urlsplit(base_url).hostname or ""
+
+
+def origin(base_url: str) -> str:
+    """The one host and port a provider's calls may reach: its configured URL's."""
+    return guard.origin(URL(base_url))
 
 
 @contextlib.asynccontextmanager
@@ -37,7 +43,7 @@ async def session(
     http: aiohttp.ClientSession, settings: Settings, base_url: str
 ) -> AsyncIterator[aiohttp.ClientSession]:
     """A session for one verb call's requests to the provider at `base_url`."""
-    async with fetch.borrow(http, settings, trusted=True, hosts=(host(base_url),)) as own:
+    async with fetch.borrow(http, settings, trusted=True, origins=(origin(base_url),)) as own:
         yield own
 
 
@@ -65,7 +71,7 @@ async def call(
         result = await fetch.call_provider(
             url,
             settings=settings,
-            hosts=(host(base_url),),
+            origins=(origin(base_url),),
             session=http,
             method=method,
             body=data,
