@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import weakref
 from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
@@ -9,9 +12,12 @@ from aiohttp import web
 
 from lookout import appkeys, broker, middleware, routes
 from lookout.access import keys
+from lookout.agent import graph
 from lookout.capabilities import fetch
-from lookout.db import pool
+from lookout.db import checkpointer, pool
 from lookout.settings import Settings
+
+TURN_SHUTDOWN_GRACE_S = 30.0
 
 
 async def _db_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -39,6 +45,28 @@ async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
+async def _graph_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[appkeys.SETTINGS]
+    async with checkpointer.saver_context(settings.database_url) as saver:
+        app[appkeys.SAVER] = saver
+        app[appkeys.GRAPH] = graph.build(saver)
+        yield
+
+
+async def _turns_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Let turns in flight finish (and persist) at shutdown; close open SSE streams."""
+    running: set[asyncio.Task[object]] = set()
+    streams: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()
+    app[appkeys.TURNS] = running
+    app[appkeys.STREAMS] = streams
+    yield
+    for stream in list(streams):
+        with contextlib.suppress(Exception):
+            await stream.write_eof()
+    if running:
+        await asyncio.wait(running, timeout=TURN_SHUTDOWN_GRACE_S)
+
+
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
         middlewares=[middleware.error_middleware], client_max_size=settings.max_body_bytes
@@ -46,6 +74,7 @@ def create_app(settings: Settings) -> web.Application:
     broker.setup(settings)  # the web process enqueues jobs
     app[appkeys.SETTINGS] = settings
     app[appkeys.KEY_USAGE] = keys.KeyUsage()
-    app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx])
+    # Cleanup runs in reverse: turns finish before the pools they use close.
+    app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx, _graph_ctx, _turns_ctx])
     routes.setup_routes(app)
     return app

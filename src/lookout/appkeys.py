@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from typing import TYPE_CHECKING
+
 import aiohttp
 import asyncpg
 import redis.asyncio as aioredis
 from aiohttp import web
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout.access import keys
 from lookout.settings import Settings
+
+if TYPE_CHECKING:  # the graph imports the services, which read these keys
+    from lookout.agent import graph
 
 SETTINGS = web.AppKey("settings", Settings)
 DB = web.AppKey("db", asyncpg.Pool)
@@ -18,3 +26,8 @@ HTTP = web.AppKey("http", aiohttp.ClientSession)
 REQUEST_ID = web.RequestKey("request_id", str)
 STARTED = web.RequestKey("started", float)
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
+SAVER = web.AppKey("saver", AsyncPostgresSaver)
+GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")
+# Turns run as tasks independent of their HTTP request; shutdown waits for them.
+TURNS = web.AppKey("turns", set[asyncio.Task[object]])
+STREAMS = web.AppKey("streams", weakref.WeakSet[web.StreamResponse])

@@ -14,6 +14,8 @@ class LookoutError(Exception):
     def __init__(self, message: str | None = None, **details: Any) -> None:
         self.message = message or (self.__doc__ or self.code).strip()
         self.details = details
+        # Seconds a client should wait before retrying (busy, rate_limited): the Retry-After.
+        self.retry_after: int | None = details.get("retry_after")
         super().__init__(self.message)
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,10 +98,6 @@ class RateLimited(LookoutError):
     code = "rate_limited"
     status = 429
 
-    def __init__(self, message: str | None = None, *, retry_after: int = 1, **details: Any):
-        super().__init__(message, retry_after=retry_after, **details)
-        self.retry_after = retry_after
-
 
 class ProviderNotConfigured(LookoutError):
     """No provider is configured for this capability."""
@@ -139,6 +137,4 @@ def from_dict(data: dict[str, Any]) -> LookoutError:
     kind = by_code.get(str(data.get("code")), LookoutError)
     error = kind.__new__(kind)
     LookoutError.__init__(error, str(data.get("message") or ""), **dict(data.get("details") or {}))
-    if isinstance(error, RateLimited):
-        error.retry_after = int(error.details.get("retry_after", 1))
     return error

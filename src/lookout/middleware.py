@@ -32,9 +32,9 @@ def error_response(request: web.Request, error: errors.LookoutError) -> web.Resp
         error, envelope.meta(request_id=request_id(request), duration_ms=elapsed_ms(request))
     )
     response = web.json_response(body, status=error.status)
-    if isinstance(error, errors.RateLimited):
+    if error.retry_after is not None:
         response.headers["Retry-After"] = str(error.retry_after)
-        if "limit" in error.details:
+        if isinstance(error, errors.RateLimited) and "limit" in error.details:
             response.headers["RateLimit-Limit"] = str(error.details["limit"])
             response.headers["RateLimit-Remaining"] = "0"
             response.headers["RateLimit-Reset"] = str(error.retry_after)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-from lookout import errors
+from lookout import errors, heartbeat
 from lookout.access import credits, jobs
 from lookout.access.services import Services
 from lookout.capabilities import registry
@@ -28,7 +25,10 @@ async def execute(services: Services, job_id: uuid.UUID) -> None:
     if job is None:
         await _close_if_cancelled(services, job_id)
         return
-    async with _heartbeat(services, job_id):
+    async def renew() -> None:
+        await repo.extend_job_lease(services.db, job_id=job_id, lease_s=LEASE_S)
+
+    async with heartbeat.beating(LEASE_S / 3, renew):
         status, result, error = await _run(services, job)
     charged = 0
     if status == "succeeded" and result is not None:
@@ -91,25 +91,6 @@ async def _close_if_cancelled(services: Services, job_id: uuid.UUID) -> None:
             await credits.refund(
                 services.db, workspace_id=job.workspace_id, request_id=job.request_id
             )
-
-
-@contextlib.asynccontextmanager
-async def _heartbeat(services: Services, job_id: uuid.UUID) -> AsyncIterator[None]:
-    """Keep the running attempt's lease fresh so the sweeper never takes over a live job."""
-
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(LEASE_S / 3)
-            with contextlib.suppress(errors.Unavailable):
-                await repo.extend_job_lease(services.db, job_id=job_id, lease_s=LEASE_S)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def recover_lost(services: Services) -> list[uuid.UUID]:

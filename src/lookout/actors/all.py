@@ -2,6 +2,6 @@
 
 from types import ModuleType
 
-from lookout.actors import jobs, maintenance
+from lookout.actors import jobs, maintenance, watches
 
-MODULES: list[ModuleType] = [jobs, maintenance]
+MODULES: list[ModuleType] = [jobs, maintenance, watches]

@@ -9,7 +9,6 @@ import dramatiq
 from periodiq import cron
 
 from lookout.access import credits, job_runner
-from lookout.access.services import Services
 from lookout.actors import runtime
 
 logger = logging.getLogger(__name__)
@@ -17,21 +16,16 @@ logger = logging.getLogger(__name__)
 JOB_TIME_LIMIT_MS = 10 * 60 * 1000
 
 
-def services() -> Services:
-    state = runtime.current()
-    return Services(db=state.db, redis=state.redis, http=state.http, settings=state.settings)
-
-
 @dramatiq.actor(queue_name="jobs", max_retries=2, time_limit=JOB_TIME_LIMIT_MS, min_backoff=1000)
 async def run_job(job_id: str) -> None:
     """Run one job; idempotent (the claim is a compare-and-set on the job row)."""
-    await job_runner.execute(services(), uuid.UUID(job_id))
+    await job_runner.execute(runtime.current().services, uuid.UUID(job_id))
 
 
 @dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("* * * * *"))
 async def recover_jobs() -> None:
     """Re-enqueue jobs a dead worker left behind; refund reservations nothing closed."""
-    state = services()
+    state = runtime.current().services
     for job_id in await job_runner.recover_lost(state):
         run_job.send(str(job_id))
     await credits.release_stale(state.db)

@@ -14,6 +14,8 @@ import redis.asyncio as aioredis
 from dramatiq.asyncio import get_event_loop_thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from lookout.access.services import Services
+from lookout.agent import graph
 from lookout.capabilities import fetch
 from lookout.db import checkpointer, pool
 from lookout.settings import Settings
@@ -28,6 +30,11 @@ class State:
     saver: AsyncPostgresSaver
     redis: aioredis.Redis
     http: aiohttp.ClientSession
+    graph: graph.Graph
+
+    @property
+    def services(self) -> Services:
+        return Services(db=self.db, redis=self.redis, http=self.http, settings=self.settings)
 
 
 _state: State | None = None
@@ -75,7 +82,9 @@ class Resources(dramatiq.Middleware):
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(fetch.open_session(settings))
         self._stack = stack
-        _state = State(settings=settings, db=db, saver=saver, redis=redis, http=http)
+        _state = State(
+            settings=settings, db=db, saver=saver, redis=redis, http=http, graph=graph.build(saver)
+        )
         logger.info("worker resources open")
 
     async def _close(self) -> None:

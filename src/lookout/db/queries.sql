@@ -313,3 +313,191 @@ FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
 -- name: delete_mcp_connector
 -- Remove a workspace's connector; no row back when it was not there.
 DELETE FROM mcp_connectors WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: insert_chat
+INSERT INTO chats (workspace_id, created_by, title) VALUES ($1, $2, $3)
+RETURNING id, workspace_id, created_by, title, created_at, updated_at;
+
+-- name: get_chat
+-- A chat of this workspace (another workspace's chat is simply not found).
+SELECT id, workspace_id, created_by, title, created_at, updated_at
+FROM chats WHERE id = $1 AND workspace_id = $2;
+
+-- name: list_chats
+SELECT id, workspace_id, created_by, title, created_at, updated_at
+FROM chats WHERE workspace_id = $1 ORDER BY updated_at DESC, id LIMIT $2 OFFSET $3;
+
+-- name: rename_chat
+UPDATE chats SET title = $3, updated_at = now() WHERE id = $1 AND workspace_id = $2
+RETURNING id, workspace_id, created_by, title, created_at, updated_at;
+
+-- name: delete_chat
+-- Messages go with the chat (ON DELETE CASCADE); its watches are deleted with it.
+WITH watches AS (
+    DELETE FROM automations WHERE workspace_id = $2 AND action ->> 'thread_id' = $1::uuid::text
+)
+DELETE FROM chats WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: acquire_chat_lease
+-- One turn per chat across every process: compare-and-set, and a lease that outlived its
+-- process (responding_until in the past) can be taken over.
+UPDATE chats SET ai_responding = true, responding_token = $2,
+                 responding_until = now() + make_interval(secs => $3)
+WHERE id = $1 AND (NOT ai_responding OR responding_until < now())
+RETURNING id;
+
+-- name: renew_chat_lease
+UPDATE chats SET responding_until = now() + make_interval(secs => $3)
+WHERE id = $1 AND responding_token = $2
+RETURNING id;
+
+-- name: release_chat_lease
+-- Only the holder releases: a turn whose lease was taken over must not free the new holder's.
+UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
+                 updated_at = now()
+WHERE id = $1 AND responding_token = $2
+RETURNING id;
+
+-- name: get_chat_lease
+SELECT ai_responding AND responding_until > now() AS busy, responding_until
+FROM chats WHERE id = $1;
+
+-- name: insert_chat_message
+-- A redelivered scheduled turn finds its (run_id, role) already written: nothing is added.
+INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT DO NOTHING
+RETURNING id, chat_id, seq, role, source, parts, run_id, created_at;
+
+-- name: list_chat_messages
+-- A page of a chat's messages, oldest first, after the cursor (seq).
+SELECT id, chat_id, seq, role, source, parts, run_id, created_at
+FROM chat_messages
+WHERE chat_id = $1 AND workspace_id = $2 AND seq > $3
+ORDER BY seq LIMIT $4;
+
+-- name: count_watches
+SELECT count(*) FROM automations WHERE workspace_id = $1 AND enabled;
+
+-- name: delete_thread_automations
+-- One watch per chat: a new one replaces whatever targeted the chat before.
+DELETE FROM automations WHERE workspace_id = $1 AND action ->> 'thread_id' = $2::text;
+
+-- name: insert_automation
+INSERT INTO automations (workspace_id, created_by, trigger, action, next_run_at, notify)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+          created_at, updated_at;
+
+-- name: find_thread_automation
+-- The enabled watch of a chat, through automations_thread_idx (no scan).
+SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+       created_at, updated_at
+FROM automations
+WHERE workspace_id = $1 AND action ->> 'thread_id' = $2::text AND enabled;
+
+-- name: get_automation
+SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+       created_at, updated_at
+FROM automations WHERE id = $1 AND workspace_id = $2;
+
+-- name: get_automation_for_worker
+SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+       created_at, updated_at
+FROM automations WHERE id = $1;
+
+-- name: delete_automation
+DELETE FROM automations WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: disable_automation
+UPDATE automations SET enabled = false, updated_at = now() WHERE id = $1;
+
+-- name: list_watches
+-- The workspace's watches with their last run, newest first.
+SELECT a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
+       a.notify, a.created_at, a.updated_at,
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for
+FROM automations a
+LEFT JOIN LATERAL (
+    SELECT status, scheduled_for FROM automation_runs
+    WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
+) r ON true
+WHERE a.workspace_id = $1
+ORDER BY a.created_at DESC
+LIMIT $2;
+
+-- name: watches_for_threads
+SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+       created_at, updated_at
+FROM automations
+WHERE workspace_id = $1 AND enabled AND action ->> 'thread_id' = ANY($2::text[]);
+
+-- name: insert_run
+-- A fire of an automation; a second insert for the same fire is a no-op (None).
+INSERT INTO automation_runs (automation_id, workspace_id, scheduled_for, manual)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (automation_id, scheduled_for) DO NOTHING
+RETURNING id;
+
+-- name: list_runs
+SELECT id, automation_id, scheduled_for, manual, status, attempts, error, created_at,
+       started_at, finished_at
+FROM automation_runs
+WHERE automation_id = $1 AND workspace_id = $2
+ORDER BY scheduled_for DESC LIMIT $3;
+
+-- name: claim_due_automations
+-- Due watches, locked so a second dispatcher skips them; at most $1 per batch.
+SELECT id, workspace_id, trigger, next_run_at FROM automations
+WHERE enabled AND next_run_at <= now()
+ORDER BY next_run_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED;
+
+-- name: insert_runs_batch
+-- One run per claimed fire; (automation, scheduled_for) is unique, so a repeat inserts nothing.
+INSERT INTO automation_runs (automation_id, workspace_id, scheduled_for)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[])
+ON CONFLICT (automation_id, scheduled_for) DO NOTHING
+RETURNING id;
+
+-- name: advance_automations
+UPDATE automations a SET next_run_at = u.next_run_at
+FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, next_run_at)
+WHERE a.id = u.id;
+
+-- name: claim_run
+-- queued → running, once: a duplicate delivery of the message finds nothing to claim.
+UPDATE automation_runs SET status = 'running', attempts = attempts + 1, started_at = now(),
+                           lease_until = now() + make_interval(secs => $2)
+WHERE id = $1 AND status = 'queued'
+RETURNING id, automation_id, workspace_id, scheduled_for, manual, attempts;
+
+-- name: finish_run
+UPDATE automation_runs SET status = $2, error = $3, finished_at = now(), lease_until = NULL
+WHERE id = $1 AND status = 'running';
+
+-- name: requeue_run
+UPDATE automation_runs SET status = 'queued', lease_until = NULL
+WHERE id = $1 AND status = 'running';
+
+-- name: list_stuck_runs
+-- Runs queued for over a minute (an enqueue was lost) and running runs whose worker died.
+SELECT id, status, attempts, created_at FROM automation_runs
+WHERE (status = 'queued' AND created_at < now() - interval '1 minute')
+   OR (status = 'running' AND lease_until < now())
+ORDER BY created_at
+LIMIT 1000;
+
+-- name: fail_stuck_run
+UPDATE automation_runs SET status = 'failed', error = $2, finished_at = now(), lease_until = NULL
+WHERE id = $1 AND status = 'running' AND lease_until < now();
+
+-- name: renew_run_lease
+UPDATE automation_runs SET lease_until = now() + make_interval(secs => $2)
+WHERE id = $1 AND status = 'running';
+
+-- name: expire_queued_run
+UPDATE automation_runs SET status = 'failed', finished_at = now(),
+       error = 'This check waited too long to run (the workers were down) and was dropped.'
+WHERE id = $1 AND status = 'queued';

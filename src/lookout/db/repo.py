@@ -509,3 +509,276 @@ async def delete_mcp_connector(
     db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID
 ) -> bool:
     return await fetchval(db, "delete_mcp_connector", connector_id, workspace_id) is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Chat(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    created_by: uuid.UUID | None
+    title: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class ChatMessage(Row):
+    id: uuid.UUID
+    chat_id: uuid.UUID
+    seq: int
+    role: str
+    source: str
+    parts: list[dict[str, Any]]
+    run_id: uuid.UUID | None
+    created_at: dt.datetime
+
+
+async def insert_chat(
+    db: Executor, *, workspace_id: uuid.UUID, created_by: uuid.UUID | None, title: str
+) -> Chat:
+    chat = Chat.from_row(await fetchrow(db, "insert_chat", workspace_id, created_by, title))
+    assert chat is not None
+    return chat
+
+
+async def get_chat(db: Executor, *, chat_id: uuid.UUID, workspace_id: uuid.UUID) -> Chat | None:
+    return Chat.from_row(await fetchrow(db, "get_chat", chat_id, workspace_id))
+
+
+async def list_chats(
+    db: Executor, *, workspace_id: uuid.UUID, limit: int, offset: int
+) -> list[Chat]:
+    rows = await fetch(db, "list_chats", workspace_id, limit, offset)
+    return [chat for row in rows if (chat := Chat.from_row(row))]
+
+
+async def rename_chat(
+    db: Executor, *, chat_id: uuid.UUID, workspace_id: uuid.UUID, title: str
+) -> Chat | None:
+    return Chat.from_row(await fetchrow(db, "rename_chat", chat_id, workspace_id, title))
+
+
+async def delete_chat(db: Executor, *, chat_id: uuid.UUID, workspace_id: uuid.UUID) -> bool:
+    return await fetchval(db, "delete_chat", chat_id, workspace_id) is not None
+
+
+async def acquire_chat_lease(
+    db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID, lease_s: float
+) -> bool:
+    return await fetchval(db, "acquire_chat_lease", chat_id, token, lease_s) is not None
+
+
+async def renew_chat_lease(
+    db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID, lease_s: float
+) -> bool:
+    return await fetchval(db, "renew_chat_lease", chat_id, token, lease_s) is not None
+
+
+async def release_chat_lease(db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID) -> bool:
+    return await fetchval(db, "release_chat_lease", chat_id, token) is not None
+
+
+async def chat_busy_until(db: Executor, *, chat_id: uuid.UUID) -> dt.datetime | None:
+    """When the current turn's lease ends, or None when the chat is free."""
+    row = await fetchrow(db, "get_chat_lease", chat_id)
+    if row is None or not row["busy"]:
+        return None
+    until: dt.datetime = row["responding_until"]
+    return until
+
+
+async def insert_chat_message(
+    db: Executor,
+    *,
+    message_id: uuid.UUID,
+    chat_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    role: str,
+    source: str,
+    parts: list[dict[str, Any]],
+    run_id: uuid.UUID | None = None,
+) -> ChatMessage | None:
+    """The stored message; None when this run already wrote a message in this role."""
+    row = await fetchrow(
+        db, "insert_chat_message", message_id, chat_id, workspace_id, role, source, parts, run_id
+    )
+    return ChatMessage.from_row(row)
+
+
+async def list_chat_messages(
+    db: Executor, *, chat_id: uuid.UUID, workspace_id: uuid.UUID, after_seq: int, limit: int
+) -> list[ChatMessage]:
+    rows = await fetch(db, "list_chat_messages", chat_id, workspace_id, after_seq, limit)
+    return [message for row in rows if (message := ChatMessage.from_row(row))]
+
+
+@dataclasses.dataclass(frozen=True)
+class Automation(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    created_by: uuid.UUID
+    trigger: dict[str, Any]
+    action: dict[str, Any]
+    enabled: bool
+    next_run_at: dt.datetime | None
+    notify: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    last_status: str | None = None
+    last_scheduled_for: dt.datetime | None = None
+
+    @property
+    def chat_id(self) -> uuid.UUID:
+        return uuid.UUID(str(self.action["thread_id"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Run(Row):
+    id: uuid.UUID
+    automation_id: uuid.UUID
+    scheduled_for: dt.datetime
+    manual: bool
+    status: str = "queued"
+    attempts: int = 0
+    error: str | None = None
+    workspace_id: uuid.UUID | None = None
+    created_at: dt.datetime | None = None
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+
+
+async def count_watches(db: Executor, *, workspace_id: uuid.UUID) -> int:
+    return int(await fetchval(db, "count_watches", workspace_id))
+
+
+async def delete_thread_automations(
+    db: Executor, *, workspace_id: uuid.UUID, chat_id: uuid.UUID
+) -> None:
+    await execute(db, "delete_thread_automations", workspace_id, str(chat_id))
+
+
+async def insert_automation(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    created_by: uuid.UUID,
+    trigger: dict[str, Any],
+    action: dict[str, Any],
+    next_run_at: dt.datetime,
+    notify: dict[str, Any],
+) -> Automation:
+    row = await fetchrow(
+        db, "insert_automation", workspace_id, created_by, trigger, action, next_run_at, notify
+    )
+    automation = Automation.from_row(row)
+    assert automation is not None
+    return automation
+
+
+async def find_thread_automation(
+    db: Executor, *, workspace_id: uuid.UUID, chat_id: uuid.UUID
+) -> Automation | None:
+    return Automation.from_row(
+        await fetchrow(db, "find_thread_automation", workspace_id, str(chat_id))
+    )
+
+
+async def get_automation(
+    db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID
+) -> Automation | None:
+    return Automation.from_row(await fetchrow(db, "get_automation", automation_id, workspace_id))
+
+
+async def get_automation_for_worker(db: Executor, *, automation_id: uuid.UUID) -> Automation | None:
+    return Automation.from_row(await fetchrow(db, "get_automation_for_worker", automation_id))
+
+
+async def delete_automation(
+    db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID
+) -> bool:
+    return await fetchval(db, "delete_automation", automation_id, workspace_id) is not None
+
+
+async def disable_automation(db: Executor, *, automation_id: uuid.UUID) -> None:
+    await execute(db, "disable_automation", automation_id)
+
+
+async def list_watches(db: Executor, *, workspace_id: uuid.UUID, limit: int) -> list[Automation]:
+    rows = await fetch(db, "list_watches", workspace_id, limit)
+    return [a for row in rows if (a := Automation.from_row(row))]
+
+
+async def watches_for_threads(
+    db: Executor, *, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
+) -> list[Automation]:
+    rows = await fetch(db, "watches_for_threads", workspace_id, [str(c) for c in chat_ids])
+    return [a for row in rows if (a := Automation.from_row(row))]
+
+
+async def insert_run(
+    db: Executor,
+    *,
+    automation_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    scheduled_for: dt.datetime,
+    manual: bool,
+) -> uuid.UUID | None:
+    run_id = await fetchval(db, "insert_run", automation_id, workspace_id, scheduled_for, manual)
+    return run_id if isinstance(run_id, uuid.UUID) else None
+
+
+async def list_runs(
+    db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID, limit: int
+) -> list[Run]:
+    rows = await fetch(db, "list_runs", automation_id, workspace_id, limit)
+    return [run for row in rows if (run := Run.from_row(row))]
+
+
+async def claim_due_automations(db: Executor, *, limit: int) -> list[asyncpg.Record]:
+    return await fetch(db, "claim_due_automations", limit)
+
+
+async def insert_runs_batch(
+    db: Executor,
+    *,
+    automation_ids: list[uuid.UUID],
+    workspace_ids: list[uuid.UUID],
+    scheduled_for: list[dt.datetime],
+) -> list[uuid.UUID]:
+    rows = await fetch(db, "insert_runs_batch", automation_ids, workspace_ids, scheduled_for)
+    return [row["id"] for row in rows]
+
+
+async def advance_automations(
+    db: Executor, *, automation_ids: list[uuid.UUID], next_run_at: list[dt.datetime]
+) -> None:
+    await execute(db, "advance_automations", automation_ids, next_run_at)
+
+
+async def claim_run(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> Run | None:
+    return Run.from_row(await fetchrow(db, "claim_run", run_id, lease_s))
+
+
+async def finish_run(db: Executor, *, run_id: uuid.UUID, status: str, error: str | None) -> None:
+    await execute(db, "finish_run", run_id, status, error)
+
+
+async def requeue_run(db: Executor, *, run_id: uuid.UUID) -> None:
+    await execute(db, "requeue_run", run_id)
+
+
+async def list_stuck_runs(db: Executor) -> list[asyncpg.Record]:
+    return await fetch(db, "list_stuck_runs")
+
+
+async def fail_stuck_run(db: Executor, *, run_id: uuid.UUID, error: str) -> bool:
+    status = await execute(db, "fail_stuck_run", run_id, error)
+    return _count(status) == 1
+
+
+async def renew_run_lease(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> None:
+    await execute(db, "renew_run_lease", run_id, lease_s)
+
+
+async def expire_queued_run(db: Executor, *, run_id: uuid.UUID) -> None:
+    await execute(db, "expire_queued_run", run_id)

@@ -5,7 +5,18 @@ from __future__ import annotations
 from aiohttp import web
 
 from lookout import capabilities
-from lookout.routes import auth, connectors, docs, health, jobs, keys, mcp, verbs
+from lookout.routes import (
+    auth,
+    automations,
+    chats,
+    connectors,
+    docs,
+    health,
+    jobs,
+    keys,
+    mcp,
+    verbs,
+)
 
 
 def setup_routes(app: web.Application) -> None:
@@ -41,3 +52,19 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post(
         "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test", connectors.test_connector
     )
+    # Chats: REST + the turn's SSE stream, resume, and the live tail of every turn.
+    app.router.add_post("/api/chats", chats.create_chat)
+    app.router.add_get("/api/chats", chats.list_chats)
+    app.router.add_get("/api/chats/{chat_id}", chats.get_chat)
+    app.router.add_patch("/api/chats/{chat_id}", chats.rename_chat)
+    app.router.add_delete("/api/chats/{chat_id}", chats.delete_chat)
+    app.router.add_get("/api/chats/{chat_id}/messages", chats.list_messages)
+    app.router.add_post("/api/chats/{chat_id}/messages", chats.post_message)
+    app.router.add_get("/api/chats/{chat_id}/stream", chats.resume)
+    app.router.add_get("/api/chats/{chat_id}/events", chats.tail)
+    # Watches: automations bound to chats.
+    app.router.add_get("/api/automations/watches", automations.list_watches)
+    app.router.add_post("/api/automations/watches", automations.create_watch)
+    app.router.add_post("/api/automations/{automation_id}/run", automations.run_watch)
+    app.router.add_delete("/api/automations/{automation_id}", automations.stop_watch)
+    app.router.add_get("/api/automations/{automation_id}/runs", automations.list_runs)

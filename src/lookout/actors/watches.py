@@ -1,0 +1,40 @@
+"""Watch actors: the every-minute dispatcher, the scheduled chat turn, the run sweeper."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import dramatiq
+from periodiq import cron
+
+from lookout.actors import runtime
+from lookout.watches import dispatch, runner
+
+TURN_TIME_LIMIT_MS = 15 * 60 * 1000
+# Older than this, a message is dropped (its run is failed by the sweeper): no stale catch-up.
+TURN_MAX_AGE_MS = 30 * 60 * 1000
+
+
+@dramatiq.actor(
+    queue_name="watches", max_retries=1, min_backoff=5_000, time_limit=TURN_TIME_LIMIT_MS,
+    max_age=TURN_MAX_AGE_MS,
+)  # fmt: skip
+async def chat_message(run_id: str) -> None:
+    """Run one scheduled (or manual) turn of a watch; a duplicate delivery does nothing."""
+    state = runtime.current()
+    await runner.execute(state.services, state.graph, uuid.UUID(run_id))
+
+
+@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
+async def dispatch_due_watches() -> None:
+    """Every minute: record a run per due watch, then enqueue them."""
+    db = runtime.current().db
+    run_ids = await dispatch.dispatch_due(db) + await dispatch.stuck_runs(db)
+    # Sending is a blocking Redis call: off the event loop that scheduled turns share.
+    await asyncio.to_thread(send_all, run_ids)
+
+
+def send_all(run_ids: list[uuid.UUID]) -> None:
+    for run_id in run_ids:
+        chat_message.send(str(run_id))

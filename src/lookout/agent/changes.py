@@ -1,0 +1,94 @@
+"""What changed on a page between two turns: pure, from snapshots kept in the thread state.
+
+A snapshot is the page's meaningful lines, normalized so that whitespace, markup order,
+timestamps and dates alone never read as a change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+MAX_LINES = 300
+MAX_LINE_CHARS = 300
+SHOWN = 8
+
+_WS = re.compile(r"\s+")
+_MARKUP = re.compile(r"^[#>*\-+\d.\s|]+|[*_`|]+")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?\b", re.IGNORECASE)
+_DATE = re.compile(
+    r"\b(?:\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}|"
+    r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+\d{1,2}\s+[a-z]{3,9}\.?\s+\d{4}|"
+    r"[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+[a-z]{3,9}\.?\s+\d{4})\b",
+    re.IGNORECASE,
+)
+_RELATIVE = re.compile(r"\b\d+\s+(?:second|minute|hour|day)s?\s+ago\b", re.IGNORECASE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Diff:
+    added: list[str]
+    removed: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+def normalize(line: str) -> str:
+    """The part of a line that matters: no markup, no clock or calendar, single spaces."""
+    line = _MARKUP.sub(" ", line)
+    line = _RELATIVE.sub("<ago>", _DATE.sub("<date>", _TIME.sub("<time>", line)))
+    return _WS.sub(" ", line).strip().lower()
+
+
+def snapshot(markdown: str) -> list[str]:
+    """The page's meaningful lines (verbatim, bounded), in order, without duplicates."""
+    seen: set[str] = set()
+    lines: list[str] = []
+    for raw in markdown.splitlines():
+        line = _WS.sub(" ", raw).strip()
+        key = normalize(line)
+        if len(key) < 3 or key in seen:
+            continue
+        seen.add(key)
+        lines.append(line[:MAX_LINE_CHARS])
+        if len(lines) >= MAX_LINES:
+            break
+    return lines
+
+
+def diff(before: list[str], after: list[str]) -> Diff:
+    """Lines added and removed (verbatim), ignoring order and time-only edits."""
+    old = {normalize(line) for line in before}
+    new = {normalize(line) for line in after}
+    return Diff(
+        added=[line for line in after if normalize(line) not in old],
+        removed=[line for line in before if normalize(line) not in new],
+    )
+
+
+def describe(diff: Diff, since: str) -> str:
+    """Plain words for a diff: what was added and removed, or no change since `since`."""
+    if not diff.changed:
+        return f"No change since {since}."
+    out = [f"Changed since {since}:"]
+    out += _listed("Added", diff.added) + _listed("Removed", diff.removed)
+    return "\n".join(out)
+
+
+def _listed(label: str, lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    shown = [f"  + {line}" if label == "Added" else f"  - {line}" for line in lines[:SHOWN]]
+    more = len(lines) - SHOWN
+    return [f"{label} ({len(lines)}):", *shown] + ([f"  … and {more} more"] if more > 0 else [])
+
+
+def remember(pages: dict[str, Any], url: str, at: str, title: str, lines: list[str]) -> None:
+    """Keep the latest snapshot of `url`, at most 20 pages per chat (oldest dropped)."""
+    pages.pop(url, None)
+    pages[url] = {"at": at, "title": title, "lines": lines}
+    while len(pages) > 20:
+        pages.pop(next(iter(pages)))

@@ -1,0 +1,42 @@
+"""What a turn's graph run may use: services, who asks, the chat, a way to emit parts."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.chat import parts
+
+Emit = Callable[[parts.Part], Awaitable[None]]
+
+
+class WatchTools(Protocol):
+    """start_watch / stop_watch / refresh_watch bound to the current chat (the watch service)."""
+
+    async def start(self, question: str, cadence: str) -> dict[str, Any]: ...
+
+    async def stop(self) -> dict[str, Any] | None: ...
+
+    async def refresh(self) -> dict[str, Any] | None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnContext:
+    services: Services
+    principal: Principal
+    chat_id: uuid.UUID
+    turn_id: uuid.UUID
+    source: str  # "user", "api" or "automation"
+    emit: Emit
+    now: dt.datetime
+    watches: WatchTools | None = None  # None: watching is unavailable (or a scheduled turn)
+    job_deadline_s: float = 300.0
+
+    @property
+    def scheduled(self) -> bool:
+        return self.source == "automation"

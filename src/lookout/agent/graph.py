@@ -1,0 +1,66 @@
+"""The LangGraph graph of a chat: one node that plans, calls verbs and answers.
+
+The thread id is the chat id; the Postgres checkpointer keeps the (bounded) state between turns,
+which is how a scheduled turn knows what the previous one saw.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from lookout.agent import planner_rules, state
+from lookout.agent.context import TurnContext
+from lookout.chat import parts
+
+Graph = CompiledStateGraph[state.ChatState, TurnContext, state.ChatState, state.ChatState]
+_DELTA_WORDS = 8
+
+
+async def write_text(ctx: TurnContext, text: str) -> None:
+    """Stream `text` as one text part, a few words per delta."""
+    text_id = f"text_{uuid.uuid4().hex[:12]}"
+    await ctx.emit(parts.text_start(text_id))
+    words = text.split(" ")
+    for start in range(0, len(words), _DELTA_WORDS):
+        chunk = " ".join(words[start : start + _DELTA_WORDS])
+        await ctx.emit(parts.text_delta(text_id, chunk if start == 0 else " " + chunk))
+    await ctx.emit(parts.text_end(text_id))
+
+
+async def respond(current: state.ChatState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    question, reply = await planner_rules.respond(current, ctx)
+    answer = "\n\n".join(reply.sentences)
+    await write_text(ctx, answer)
+    turn = {"at": ctx.now.isoformat(), "text": question, "source": ctx.source, "answer": answer}
+    turns, summary = state.add_turn(current, turn)
+    return {"turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages}
+
+
+def build(checkpointer: BaseCheckpointSaver[Any]) -> Graph:
+    builder = StateGraph(state.ChatState, context_schema=TurnContext)
+    builder.add_node("respond", respond)  # type: ignore[call-overload]
+    builder.add_edge(START, "respond")
+    builder.add_edge("respond", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def config(chat_id: uuid.UUID) -> RunnableConfig:
+    return {"configurable": {"thread_id": str(chat_id)}}
+
+
+async def run(graph: Graph, ctx: TurnContext, text: str) -> None:
+    """One turn on the chat's thread; only the final state is checkpointed (durability=exit)."""
+    inputs: state.ChatState = {"input": text}
+    await graph.ainvoke(inputs, config(ctx.chat_id), context=ctx, durability="exit")
+    if graph.checkpointer is not None and hasattr(graph.checkpointer, "aprune"):
+        # Older checkpoints are never read again: keep one per thread so turn 1,000 costs
+        # what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
+        await graph.checkpointer.aprune([str(ctx.chat_id)], strategy="keep_latest")

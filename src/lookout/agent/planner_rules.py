@@ -1,0 +1,187 @@
+"""The rule planner: the embedded default, no model. Route → verb calls → a plain answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from lookout import errors
+from lookout.agent import answers, changes, router, tools
+from lookout.agent.context import TurnContext
+from lookout.agent.state import ChatState
+
+CLARIFY = "Just this once, or should I keep watching it for you?"
+_DISCOVER = re.compile(
+    r"\b(list|map|sitemap|all (the )?pages|every page|pages (of|on)|links (on|of)|discover|crawl)\b"
+)
+_REVIEWS = re.compile(r"\breviews?\b|\bwhat (do )?people say\b")
+_ONCE = re.compile(r"\b(just once|once|only now|just now|one[- ]?(time|off)|no|nope|not now)\b")
+_KEEP = re.compile(r"\b(keep|watch|yes|yeah|sure|track|monitor|every|daily|weekly|hourly)\b")
+SEARCH_LIMIT = 10
+
+
+@dataclasses.dataclass
+class Reply:
+    """What the turn will say and remember."""
+
+    sentences: list[str] = dataclasses.field(default_factory=list)
+    pages: dict[str, Any] = dataclasses.field(default_factory=dict)
+    pending: dict[str, Any] | None = None
+
+
+def read(text: str, ctx: TurnContext) -> router.Route:
+    settings = ctx.services.settings
+    return router.route(text, now=ctx.now, min_interval_minutes=settings.min_watch_minutes)
+
+
+def resolve(
+    reply: str, pending: dict[str, Any], ctx: TurnContext
+) -> tuple[str, router.Route] | None:
+    """The original request, decided by the answer to "once or keep watching?" (None: new topic)."""
+    original = str(pending["text"])
+    lowered = reply.lower()
+    if _KEEP.search(lowered) or read(reply, ctx).intent == "standing":
+        return original, read(f"{original}\nKeep watching it. {reply}", ctx)
+    if _ONCE.search(lowered):
+        return original, read(f"{original}\nJust this once.", ctx)
+    return None
+
+
+async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
+    """(the question answered, the reply) for this turn's message."""
+    text = state["input"]
+    route = read(text, ctx)
+    pending = state.get("pending")
+    if pending and (resolved := resolve(text, pending, ctx)):
+        text, route = resolved
+    reply = Reply(pages=dict(state.get("pages") or {}))
+    if route.intent == "control":
+        reply.sentences.append(await control(route, ctx))
+    elif route.intent == "ambiguous" and not ctx.scheduled:
+        await ctx.emit({"type": "data-clarify", "data": {"question": CLARIFY, "about": text}})
+        reply.sentences.append(CLARIFY)
+        reply.pending = {"text": text}
+    else:
+        await gather(route, text, ctx, reply)
+        if route.intent == "standing" and not ctx.scheduled:
+            reply.sentences.append(await start_watch(text, route, ctx))
+    return text, reply
+
+
+async def control(route: router.Route, ctx: TurnContext) -> str:
+    if ctx.watches is None:
+        return "Watching isn't available in this conversation."
+    if route.control == "stop_watch":
+        stopped = await ctx.watches.stop()
+        return (
+            "I've stopped watching. This is a normal chat again."
+            if stopped
+            else ("This chat isn't being watched.")
+        )
+    refreshed = await ctx.watches.refresh()
+    return (
+        "Running the check now; the result will appear here."
+        if refreshed
+        else ("This chat isn't being watched, so there is nothing to run. Ask me to watch a page.")
+    )
+
+
+async def start_watch(text: str, route: router.Route, ctx: TurnContext) -> str:
+    if ctx.watches is None:
+        return "Watching isn't available in this conversation, so I answered just this once."
+    assert route.cadence is not None
+    try:
+        summary = await ctx.watches.start(text, route.cadence)
+    except errors.LookoutError as exc:
+        return f"I couldn't start watching: {exc.message}"
+    return str(summary["sentence"])
+
+
+async def gather(route: router.Route, text: str, ctx: TurnContext, reply: Reply) -> None:
+    lowered = text.lower()
+    if route.urls:
+        if _DISCOVER.search(lowered):
+            await discover_site(route.urls[0], ctx, reply)
+        else:
+            await scrape(list(route.urls), ctx, reply)
+    elif route.query or route.place:
+        await maps(route, lowered, ctx, reply)
+    else:
+        await search(text, ctx, reply)
+
+
+async def scrape(urls: list[str], ctx: TurnContext, reply: Reply) -> None:
+    call = await tools.call(ctx, "web.scrape", {"urls": urls[:20]})
+    if call.output is None:
+        reply.sentences.append(_unfinished(call))
+        return
+    pages = call.output["pages"]
+    reply.sentences.append(answers.compare(pages) if len(pages) > 1 else answers.page(pages[0]))
+    for page in pages:
+        if not page.get("error"):
+            reply.sentences.append(_what_changed(page, ctx, reply))
+    reply.sentences = [s for s in reply.sentences if s]
+
+
+def _what_changed(page: dict[str, Any], ctx: TurnContext, reply: Reply) -> str:
+    """Compare with this chat's last snapshot of the page, then keep the new one."""
+    lines = changes.snapshot(page.get("markdown") or "")
+    prior = reply.pages.get(page["url"])
+    at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
+    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines)
+    if prior is None:
+        return ""
+    diff = changes.diff(list(prior["lines"]), lines)
+    return f"{answers.host(page['url'])}: " + changes.describe(diff, str(prior["at"]))
+
+
+async def discover_site(url: str, ctx: TurnContext, reply: Reply) -> None:
+    call = await tools.call(ctx, "web.discover", {"url": url, "limit": 100})
+    reply.sentences.append(
+        answers.links(call.output, answers.host(url)) if call.output else _unfinished(call)
+    )
+
+
+async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply) -> None:
+    query = str(route.place or route.query)
+    arguments: dict[str, Any] = {"query": query, "limit": 5}
+    if route.location:
+        arguments["near"] = route.location
+    if not _REVIEWS.search(lowered):
+        call = await tools.call(ctx, "maps.search", arguments)
+        reply.sentences.append(
+            answers.places(call.output, query) if call.output else _unfinished(call)
+        )
+        return
+    found = await tools.call(ctx, "maps.search", {**arguments, "limit": 1})
+    places = (found.output or {}).get("places") or []
+    if not places:
+        reply.sentences.append(
+            answers.places(found.output, query) if found.output else _unfinished(found)
+        )
+        return
+    call = await tools.call(ctx, "maps.reviews", {"place_ref": places[0]["place_ref"], "limit": 10})
+    reply.sentences.append(answers.reviews(call.output) if call.output else _unfinished(call))
+
+
+async def search(text: str, ctx: TurnContext, reply: Reply) -> None:
+    call = await tools.call(ctx, "web.discover", {"query": text[:200], "limit": SEARCH_LIMIT})
+    if isinstance(call.error, errors.ProviderNotConfigured):
+        reply.sentences.append(
+            "Send me a link (for example https://example.com) and I'll read it for you; "
+            "web search isn't configured here."
+        )
+        return
+    reply.sentences.append(
+        answers.links(call.output, f"“{text[:80]}”") if call.output else _unfinished(call)
+    )
+
+
+def _unfinished(call: tools.Call) -> str:
+    if call.error is not None:
+        return answers.failure(call)
+    return (
+        f"This is taking a while; it continues as job {call.job_id}, and the result will be "
+        "kept there."
+    )

@@ -1,0 +1,120 @@
+"""The chat's event stream in Redis: every turn's parts, ids that double as SSE ids.
+
+One stream per chat (bounded, expiring some time after the last turn) carries the parts of
+every turn, interactive and scheduled; a small key points at the turn in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from lookout import errors
+from lookout.chat import parts
+
+MAXLEN = 5000
+TTL_S = 24 * 3600
+ACTIVE_TTL_S = 3600
+BLOCK_MS = 5000
+
+
+def stream_key(chat_id: uuid.UUID) -> str:
+    return f"lookout:chat:{chat_id}:events"
+
+
+def active_key(chat_id: uuid.UUID) -> str:
+    return f"lookout:chat:{chat_id}:active"
+
+
+def previous_id(entry_id: str) -> str:
+    """The largest stream id smaller than `entry_id` (XREAD reads strictly after its id)."""
+    millis, seq = (int(part) for part in entry_id.split("-"))
+    return f"{millis}-{seq - 1}" if seq else f"{millis - 1}-18446744073709551615"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def publish(
+    redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID, part: parts.Part
+) -> str:
+    """Append a part; returns its id. The first part of a turn marks the turn in flight."""
+    fields = {"turn": str(turn_id), "part": json.dumps(part)}
+    try:
+        added = await redis.xadd(stream_key(chat_id), fields, maxlen=MAXLEN, approximate=True)  # type: ignore[arg-type]
+        entry_id = _text(added)
+        if part["type"] == "start":
+            await redis.set(active_key(chat_id), f"{turn_id} {entry_id}", ex=ACTIVE_TTL_S)
+        elif part["type"] in parts.TERMINAL:
+            await redis.delete(active_key(chat_id))
+            await redis.expire(stream_key(chat_id), TTL_S)
+    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+        raise errors.Unavailable("The event stream is unavailable; retry shortly.") from exc
+    return entry_id
+
+
+async def active_turn(redis: aioredis.Redis, chat_id: uuid.UUID) -> tuple[str, str] | None:
+    """(turn id, id of its first event) of the turn in flight, if any."""
+    raw = await redis.get(active_key(chat_id))
+    if raw is None:
+        return None
+    turn, first = _text(raw).split(" ", 1)
+    return turn, first
+
+
+async def read(
+    redis: aioredis.Redis, chat_id: uuid.UUID, after: str
+) -> AsyncIterator[tuple[str, str, parts.Part] | None]:
+    """(id, turn, part) for every event after `after`, forever; None on each idle block."""
+    last = after
+    while True:
+        response: Any = await redis.xread({stream_key(chat_id): last}, block=BLOCK_MS, count=200)
+        if not response:
+            yield None
+            continue
+        for raw_id, fields in response[0][1]:
+            last = _text(raw_id)
+            decoded = {_text(key): _text(value) for key, value in fields.items()}
+            yield last, decoded["turn"], json.loads(decoded["part"])
+
+
+async def read_turn(
+    redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: str, after: str
+) -> AsyncIterator[tuple[str, parts.Part]]:
+    """The events of one turn after `after`, ending with its finish/error part.
+
+    A turn that vanished (its process died and the pointer expired or moved on) ends the read
+    with an error part, so a client never hangs on a turn that will never finish.
+    """
+    async for event in read(redis, chat_id, after):
+        if event is None:
+            active = await active_turn(redis, chat_id)
+            if active is None or active[0] != turn_id:
+                yield "0-0", parts.error("turn_lost", "This answer was interrupted; ask again.")
+                return
+            continue
+        entry_id, turn, part = event
+        if turn != turn_id:
+            continue
+        yield entry_id, part
+        if part["type"] in parts.TERMINAL:
+            return
+
+
+async def last_id(redis: aioredis.Redis, chat_id: uuid.UUID) -> str:
+    """The id of the newest event of the chat ("0-0" when there is none)."""
+    newest: Any = await redis.xrevrange(stream_key(chat_id), count=1)
+    return _text(newest[0][0]) if newest else "0-0"
+
+
+def valid_id(text: str | None) -> str | None:
+    """A Last-Event-ID we can resume from, or None."""
+    if not text or len(text) > 45:
+        return None
+    millis, _, seq = text.partition("-")
+    return text if millis.isdigit() and seq.isdigit() else None

@@ -1,0 +1,54 @@
+"""The chat lease: one turn per chat across all processes, expiring so a crash never wedges it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import math
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+
+from lookout import errors, heartbeat
+from lookout.db import repo
+
+logger = logging.getLogger(__name__)
+
+LEASE_S = 60.0
+
+
+async def acquire(db: asyncpg.Pool, chat_id: uuid.UUID) -> uuid.UUID:
+    """The lease token, or Busy (with Retry-After) when another turn holds the chat."""
+    token = uuid.uuid4()
+    if await repo.acquire_chat_lease(db, chat_id=chat_id, token=token, lease_s=LEASE_S):
+        return token
+    until = await repo.chat_busy_until(db, chat_id=chat_id)
+    wait = 1
+    if until is not None:
+        wait = max(1, math.ceil((until - dt.datetime.now(dt.UTC)).total_seconds()))
+    raise errors.Busy(
+        "This chat is still answering the previous message; wait for it to finish.",
+        retry_after=min(wait, int(LEASE_S)),
+    )
+
+
+async def release(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> None:
+    if not await repo.release_chat_lease(db, chat_id=chat_id, token=token):
+        logger.warning("chat lease was taken over before release", extra={"chat_id": chat_id})
+
+
+@contextlib.asynccontextmanager
+async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncIterator[None]:
+    """Renew the lease while the block runs; release it after, whatever happens."""
+
+    async def renew() -> None:
+        await repo.renew_chat_lease(db, chat_id=chat_id, token=token, lease_s=LEASE_S)
+
+    try:
+        async with heartbeat.beating(LEASE_S / 3, renew):
+            yield
+    finally:
+        await asyncio.shield(release(db, chat_id, token))

@@ -1,0 +1,127 @@
+"""run_turn: the one way every turn runs, interactive or scheduled.
+
+lease → persist the user message → run the graph (thread = chat) → publish every part to the
+chat's stream → persist the answer → finish → release the lease (if still ours).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import uuid
+from collections.abc import Callable
+
+from lookout import errors
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.agent import graph
+from lookout.agent.context import TurnContext, WatchTools
+from lookout.chat import events, lease, parts
+from lookout.db import repo
+
+logger = logging.getLogger(__name__)
+
+MAX_TEXT = 8000
+WatchFactory = Callable[[TurnContext], WatchTools | None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """A turn that holds its chat's lease and has not run yet."""
+
+    id: uuid.UUID
+    chat: repo.Chat
+    token: uuid.UUID
+    message_id: uuid.UUID
+    source: str
+    run_id: uuid.UUID | None = None
+
+
+def check_text(text: object) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise errors.InvalidInput("Send a message with some text.", fields={"text": ["required"]})
+    if len(text) > MAX_TEXT:
+        raise errors.InvalidInput(
+            f"A message has at most {MAX_TEXT} characters.", fields={"text": ["too long"]}
+        )
+    return text.strip()
+
+
+async def begin(
+    services: Services, chat: repo.Chat, *, source: str, run_id: uuid.UUID | None = None
+) -> Turn:
+    """Take the chat's lease for a new turn (Busy when another turn holds it)."""
+    token = await lease.acquire(services.db, chat.id)
+    return Turn(uuid.uuid4(), chat, token, uuid.uuid4(), source, run_id)
+
+
+async def execute(
+    services: Services,
+    chat_graph: graph.Graph,
+    turn: Turn,
+    text: str,
+    principal: Principal,
+    *,
+    watches: WatchFactory | None = None,
+) -> list[parts.Part]:
+    """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
+    emitted: list[parts.Part] = []
+
+    async def emit(part: parts.Part) -> None:
+        emitted.append(part)
+        await events.publish(services.redis, turn.chat.id, turn.id, part)
+
+    async with lease.kept(services.db, turn.chat.id, turn.token):
+        await _persist(services, turn, "user", [{"type": "text", "text": text}])
+        await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id), source=turn.source))
+        ctx = TurnContext(
+            services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
+            source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
+        )  # fmt: skip
+        if watches is not None:
+            ctx = dataclasses.replace(ctx, watches=watches(ctx))
+        failed = await _run_graph(chat_graph, ctx, text)
+        await _persist(services, turn, "assistant", parts.to_message_parts(emitted))
+        if not failed:
+            await emit(parts.finish())
+    return emitted
+
+
+async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bool:
+    """Run the graph; a failure becomes an error part (True), never an exception."""
+    try:
+        await graph.run(chat_graph, ctx, text)
+    except errors.LookoutError as exc:
+        await ctx.emit(parts.error(exc.code, exc.message))
+        return True
+    except Exception:
+        logger.exception("turn failed", extra={"turn_id": ctx.turn_id, "chat_id": ctx.chat_id})
+        await ctx.emit(parts.error("internal", "Something went wrong on our side; try again."))
+        return True
+    return False
+
+
+async def _persist(services: Services, turn: Turn, role: str, stored: list[parts.Part]) -> None:
+    message_id = turn.message_id if role == "assistant" else uuid.uuid4()
+    await repo.insert_chat_message(
+        services.db, message_id=message_id, chat_id=turn.chat.id,
+        workspace_id=turn.chat.workspace_id, role=role, source=turn.source, parts=stored,
+        run_id=turn.run_id,
+    )  # fmt: skip
+
+
+async def run_turn(
+    services: Services,
+    chat_graph: graph.Graph,
+    chat: repo.Chat,
+    text: str,
+    principal: Principal,
+    *,
+    source: str,
+    run_id: uuid.UUID | None = None,
+    watches: WatchFactory | None = None,
+) -> list[parts.Part]:
+    """begin + execute in one call (the worker's way); Busy when the chat is answering."""
+    turn = await begin(services, chat, source=source, run_id=run_id)
+    return await execute(services, chat_graph, turn, text, principal, watches=watches)

@@ -1,0 +1,92 @@
+"""Watches over REST: list, create (integrations), run now, stop, run history."""
+
+from __future__ import annotations
+
+import uuid
+
+import marshmallow
+from aiohttp import web
+from marshmallow import fields, validate
+
+from lookout import appkeys, errors
+from lookout.access import auth
+from lookout.chat import chats
+from lookout.db import repo
+from lookout.routes import common
+from lookout.watches import service
+
+MAX_LISTED = 500
+
+
+class NewWatch(marshmallow.Schema):
+    class Meta:
+        unknown = marshmallow.RAISE
+
+    chat_id = fields.UUID(required=True)
+    message = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    cadence = fields.String(required=True, validate=validate.Length(max=100))
+    timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
+
+
+def _automation_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["automation_id"])
+    except ValueError:
+        raise errors.NotFound("No such watch in this workspace.") from None
+
+
+def _run_view(run: repo.Run) -> dict[str, object]:
+    def iso(value: object) -> str | None:
+        return value.isoformat() if hasattr(value, "isoformat") else None
+
+    return {
+        "id": str(run.id), "scheduled_for": iso(run.scheduled_for), "manual": run.manual,
+        "status": run.status, "attempts": run.attempts, "error": run.error,
+        "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
+    }  # fmt: skip
+
+
+async def list_watches(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    found = await repo.list_watches(
+        request.app[appkeys.DB], workspace_id=principal.workspace_id, limit=MAX_LISTED
+    )
+    return common.ok(request, {"watches": [service.summary(a) for a in found]})
+
+
+async def create_watch(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    try:
+        body = NewWatch().load(await common.json_body(request))
+    except marshmallow.ValidationError as exc:
+        details = exc.normalized_messages()  # type: ignore[no-untyped-call]
+        raise errors.InvalidInput("The watch is not valid.", fields=details) from None
+    db = request.app[appkeys.DB]
+    chat = await chats.get(db, principal, body["chat_id"])
+    automation = await service.create(
+        db, request.app[appkeys.SETTINGS], principal, chat=chat, message=body["message"],
+        cadence=body["cadence"], timezone=body["timezone"],
+    )  # fmt: skip
+    return common.ok(request, service.summary(automation), status=201)
+
+
+async def run_watch(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    run_id = await service.run_now(request.app[appkeys.DB], principal, _automation_id(request))
+    return common.ok(request, {"run_id": str(run_id), "status": "queued"}, status=202)
+
+
+async def stop_watch(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    await service.stop(request.app[appkeys.DB], principal, _automation_id(request))
+    return web.Response(status=204)
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    db = request.app[appkeys.DB]
+    automation = await service.get(db, principal, _automation_id(request))
+    runs = await repo.list_runs(
+        db, automation_id=automation.id, workspace_id=principal.workspace_id, limit=100
+    )
+    return common.ok(request, {"runs": [_run_view(run) for run in runs]})

@@ -1,0 +1,213 @@
+"""Chats over REST and SSE: CRUD, messages, a turn's stream, resume, and the live tail."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import marshmallow
+from aiohttp import web
+from aiohttp_sse import EventSourceResponse, sse_response
+
+from lookout import appkeys, errors
+from lookout.access import auth
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.chat import chats, events, parts, turns
+from lookout.db import repo
+from lookout.routes import common
+from lookout.schema import chats as schema
+from lookout.watches import service, tools
+
+STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "Cache-Control": "no-cache"}
+PING_S = 15
+
+
+def _chat_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["chat_id"])
+    except ValueError:
+        raise errors.NotFound("No such chat in this workspace.") from None
+
+
+def _load(schema_cls: type[marshmallow.Schema], body: Any) -> dict[str, Any]:
+    try:
+        loaded: dict[str, Any] = schema_cls().load(body)
+    except marshmallow.ValidationError as exc:
+        fields = exc.normalized_messages()  # type: ignore[no-untyped-call]
+        raise errors.InvalidInput("The request body is not valid.", fields=fields) from None
+    return loaded
+
+
+async def create_chat(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    body = _load(schema.NewChat, await common.json_body(request))
+    chat = await chats.create(request.app[appkeys.DB], principal, body["title"])
+    return common.ok(request, chats.view(chat), status=201)
+
+
+async def list_chats(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    limit, offset = _page(request, "offset")
+    found = await _watched_views(request, principal, limit, offset)
+    return common.ok(request, {"chats": found, "offset": offset, "limit": limit})
+
+
+async def _watched_views(
+    request: web.Request, principal: Principal, limit: int, offset: int
+) -> list[dict[str, Any]]:
+
+    db = request.app[appkeys.DB]
+    found = await repo.list_chats(
+        db, workspace_id=principal.workspace_id, limit=limit, offset=offset
+    )
+    summaries = await service.summaries(db, principal.workspace_id, [c.id for c in found])
+    return [chats.view(chat, summaries.get(chat.id)) for chat in found]
+
+
+def _page(request: web.Request, cursor: str) -> tuple[int, int]:
+    try:
+        limit = int(request.query.get("limit", "50"))
+        start = int(request.query.get(cursor, "0"))
+    except ValueError:
+        raise errors.InvalidInput(f"limit and {cursor} are whole numbers.") from None
+    if not 1 <= limit <= chats.MAX_PAGE or start < 0:
+        raise errors.InvalidInput(f"limit is 1 to {chats.MAX_PAGE}; {cursor} is 0 or more.")
+    return limit, start
+
+
+async def get_chat(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    db = request.app[appkeys.DB]
+    chat = await chats.get(db, principal, _chat_id(request))
+    summaries = await service.summaries(db, principal.workspace_id, [chat.id])
+    return common.ok(request, chats.view(chat, summaries.get(chat.id)))
+
+
+async def rename_chat(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    body = _load(schema.Rename, await common.json_body(request))
+    chat = await chats.rename(request.app[appkeys.DB], principal, _chat_id(request), body["title"])
+    return common.ok(request, chats.view(chat))
+
+
+async def delete_chat(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    chat_id = _chat_id(request)
+    await chats.delete(request.app[appkeys.DB], request.app[appkeys.SAVER], principal, chat_id)
+    return common.ok(request, {"deleted": str(chat_id)})
+
+
+async def list_messages(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    limit, after = _page(request, "after")
+    found = await chats.messages(
+        request.app[appkeys.DB], principal, _chat_id(request), after=after, limit=limit
+    )
+    next_after = found[-1].seq if len(found) == limit else None
+    return common.ok(
+        request, {"messages": [chats.message_view(m) for m in found], "next_after": next_after}
+    )
+
+
+def _message_text(body: Any) -> str:
+    if isinstance(body, dict) and "messages" in body:
+        return turns.check_text(schema.last_user_text(_load(schema.UseChatBody, body)))
+    return turns.check_text(_load(schema.TextMessage, body)["text"])
+
+
+def _source(principal: Principal) -> str:
+    return "api" if principal.kind == "api_key" else "user"
+
+
+async def post_message(request: web.Request) -> web.StreamResponse:
+    """Start a turn and stream its parts; the turn goes on if the client goes away."""
+    principal = await auth.authenticate(request)
+    principal.require("editor")
+    text = _message_text(await common.json_body(request))
+    services = Services.of_app(request.app)
+    chat = await chats.get(services.db, principal, _chat_id(request))
+    turn = await turns.begin(services, chat, source=_source(principal))
+    after = await events.last_id(services.redis, chat.id)
+    if not chat.title:
+        await chats.rename(services.db, principal, chat.id, text[:80])
+    _spawn(request.app, turns.execute(
+        services, request.app[appkeys.GRAPH], turn, text, principal,
+        watches=tools.for_turn,
+    ))  # fmt: skip
+    return await _stream_turn(request, chat.id, str(turn.id), after)
+
+
+def _spawn(app: web.Application, work: Any) -> None:
+    task = asyncio.create_task(work)
+    running = app[appkeys.TURNS]
+    running.add(task)
+    task.add_done_callback(running.discard)
+
+
+async def resume(request: web.Request) -> web.StreamResponse:
+    """Resume the turn in flight from Last-Event-ID, or 204 when none runs."""
+    principal = await auth.authenticate(request)
+    services = Services.of_app(request.app)
+    chat = await chats.get(services.db, principal, _chat_id(request))
+    active = await events.active_turn(services.redis, chat.id)
+    if active is None:
+        return web.Response(status=204)
+    turn_id, first = active
+    after = events.valid_id(request.headers.get("Last-Event-ID")) or events.previous_id(first)
+    return await _stream_turn(request, chat.id, turn_id, after)
+
+
+async def _stream_turn(
+    request: web.Request, chat_id: uuid.UUID, turn_id: str, after: str
+) -> web.StreamResponse:
+    redis = request.app[appkeys.REDIS]
+    return await _sse(request, _turn_frames(events.read_turn(redis, chat_id, turn_id, after)))
+
+
+async def _turn_frames(
+    source: AsyncIterator[tuple[str, parts.Part]],
+) -> AsyncIterator[tuple[str | None, str]]:
+    async for entry_id, part in source:
+        yield entry_id, json.dumps(part)
+    yield None, "[DONE]"
+
+
+async def tail(request: web.Request) -> web.StreamResponse:
+    """Every turn of the chat as it happens (scheduled ones included), from Last-Event-ID."""
+    principal = await auth.authenticate(request)
+    services = Services.of_app(request.app)
+    chat = await chats.get(services.db, principal, _chat_id(request))
+    after = events.valid_id(request.headers.get("Last-Event-ID"))
+    after = after or await events.last_id(services.redis, chat.id)
+    return await _sse(request, _tail_frames(events.read(services.redis, chat.id, after)))
+
+
+async def _tail_frames(
+    source: AsyncIterator[tuple[str, str, parts.Part] | None],
+) -> AsyncIterator[tuple[str | None, str]]:
+    async for event in source:
+        if event is not None:
+            yield event[0], json.dumps(event[2])
+
+
+async def _sse(
+    request: web.Request, frames: AsyncIterator[tuple[str | None, str]]
+) -> web.StreamResponse:
+    response: EventSourceResponse
+    async with sse_response(
+        request, headers=STREAM_HEADERS, ping_interval=PING_S, allow_all_methods=True
+    ) as response:
+        open_streams = request.app[appkeys.STREAMS]
+        open_streams.add(response)
+        try:
+            async for entry_id, data in frames:
+                await response.send(data, id=entry_id)
+        except ConnectionResetError:
+            pass  # the client left; the turn itself goes on
+        finally:
+            open_streams.discard(response)
+    return response

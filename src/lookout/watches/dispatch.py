@@ -1,0 +1,73 @@
+"""The dispatcher: claim due watches, record one run per fire, advance their schedule.
+
+Safe to run twice at once (SKIP LOCKED + a unique run per fire) and after downtime (missed
+fires coalesce: the next run is the first fire after now).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import uuid
+
+import asyncpg
+
+from lookout.db import repo
+from lookout.watches import schedule
+
+logger = logging.getLogger(__name__)
+
+BATCH = 1000
+# A run queued longer than this is dropped rather than run hours late after an outage.
+QUEUED_EXPIRY = dt.timedelta(minutes=30)
+
+
+async def claim_batch(db: asyncpg.Pool, now: dt.datetime) -> tuple[list[uuid.UUID], int]:
+    """(new run ids, automations claimed) for one batch, in one transaction."""
+    next_fire = functools.cache(lambda cron, tz: schedule.next_fire(cron, tz, now))
+    async with repo.transaction(db) as conn:
+        due = await repo.claim_due_automations(conn, limit=BATCH)
+        if not due:
+            return [], 0
+        ids = [row["id"] for row in due]
+        run_ids = await repo.insert_runs_batch(
+            conn,
+            automation_ids=ids,
+            workspace_ids=[row["workspace_id"] for row in due],
+            scheduled_for=[row["next_run_at"] for row in due],
+        )
+        nexts = [
+            next_fire(row["trigger"]["cron"], row["trigger"].get("timezone", "UTC")) for row in due
+        ]
+        await repo.advance_automations(conn, automation_ids=ids, next_run_at=nexts)
+    return run_ids, len(due)
+
+
+async def dispatch_due(db: asyncpg.Pool) -> list[uuid.UUID]:
+    """Every due fire recorded as a run; returns the runs to enqueue."""
+    run_ids: list[uuid.UUID] = []
+    while True:
+        batch, claimed = await claim_batch(db, dt.datetime.now(dt.UTC))
+        run_ids += batch
+        if claimed < BATCH:
+            break
+    if run_ids:
+        logger.info("dispatched %d watch run(s)", len(run_ids))
+    return run_ids
+
+
+async def stuck_runs(db: asyncpg.Pool) -> list[uuid.UUID]:
+    """Runs to enqueue again (queued but lost); fails runs whose worker died or that expired."""
+    requeue: list[uuid.UUID] = []
+    now = dt.datetime.now(dt.UTC)
+    for row in await repo.list_stuck_runs(db):
+        if row["status"] == "running":
+            await repo.fail_stuck_run(
+                db, run_id=row["id"], error="The worker running this check stopped."
+            )
+        elif now - row["created_at"] > QUEUED_EXPIRY:
+            await repo.expire_queued_run(db, run_id=row["id"])
+        else:
+            requeue.append(row["id"])
+    return requeue

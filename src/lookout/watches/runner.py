@@ -1,0 +1,110 @@
+"""A scheduled turn: claim the run, re-check the watch, run the chat turn as its creator."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from lookout import errors, heartbeat
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.agent import graph
+from lookout.chat import events, parts, turns
+from lookout.db import repo
+
+logger = logging.getLogger(__name__)
+
+RUN_LEASE_S = 90.0
+OUT_OF_CREDITS = "insufficient_credits"
+
+
+async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
+    """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
+    run = await repo.claim_run(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
+    if run is None:
+        return "duplicate"
+
+    async def renew() -> None:
+        await repo.renew_run_lease(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
+
+    async with heartbeat.beating(RUN_LEASE_S / 3, renew):
+        status, error = await _run(services, chat_graph, run)
+    await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
+    return status
+
+
+async def _run(
+    services: Services, chat_graph: graph.Graph, run: repo.Run
+) -> tuple[str, str | None]:
+    automation = await repo.get_automation_for_worker(services.db, automation_id=run.automation_id)
+    if automation is None or not automation.enabled:
+        return "skipped", "The watch was stopped before this run."
+    chat = await repo.get_chat(
+        services.db, chat_id=automation.chat_id, workspace_id=automation.workspace_id
+    )
+    if chat is None:
+        await repo.disable_automation(services.db, automation_id=automation.id)
+        return "failed", "The chat of this watch no longer exists."
+    principal = await _creator(services, automation)
+    if principal is None:
+        reason = "the person who started it no longer belongs to this workspace or may not spend"
+        await _pause(services, automation, chat, reason)
+        return "failed", f"Watch stopped: {reason}."
+    try:
+        emitted = await turns.run_turn(
+            services, chat_graph, chat, str(automation.action["message"]), principal,
+            source="automation", run_id=run.id,
+        )  # fmt: skip
+    except errors.Busy:
+        return "skipped", "The chat was answering another message."
+    if _out_of_credits(emitted):
+        return await _paused_for_credits(services, automation, chat)
+    return _outcome(emitted)
+
+
+def _outcome(emitted: list[parts.Part]) -> tuple[str, str | None]:
+    failed = next((p for p in emitted if p["type"] == "error"), None)
+    return ("failed", str(failed["errorText"])) if failed else ("succeeded", None)
+
+
+def _out_of_credits(emitted: list[parts.Part]) -> bool:
+    for part in emitted:
+        output = part.get("output") if part["type"] == "tool-output-available" else None
+        if isinstance(output, dict) and (output.get("error") or {}).get("code") == OUT_OF_CREDITS:
+            return True
+    return False
+
+
+async def _paused_for_credits(
+    services: Services, automation: repo.Automation, chat: repo.Chat
+) -> tuple[str, str | None]:
+    reason = "this workspace ran out of credits; add credits, then ask me to watch it again"
+    await _pause(services, automation, chat, reason)
+    return "failed", "Out of credits: the watch is paused."
+
+
+async def _creator(services: Services, automation: repo.Automation) -> Principal | None:
+    """The watch's creator as the system principal, if they may still spend in the workspace."""
+    role = await repo.get_role(
+        services.db, workspace_id=automation.workspace_id, user_id=automation.created_by
+    )
+    if role not in ("editor", "owner"):
+        return None
+    return Principal(
+        kind="system", workspace_id=automation.workspace_id, role=role,
+        user_id=automation.created_by,
+    )  # fmt: skip
+
+
+async def _pause(
+    services: Services, automation: repo.Automation, chat: repo.Chat, reason: str
+) -> None:
+    """Disable the watch and say why in the chat (stored and sent to live listeners)."""
+    await repo.disable_automation(services.db, automation_id=automation.id)
+    text = f"I've paused watching: {reason}."
+    await repo.insert_chat_message(
+        services.db, message_id=uuid.uuid4(), chat_id=chat.id, workspace_id=chat.workspace_id,
+        role="assistant", source="automation", parts=[{"type": "text", "text": text}],
+    )  # fmt: skip
+    paused = parts.data("watch", {"event": "paused", "id": str(automation.id), "reason": text})
+    await events.publish(services.redis, chat.id, uuid.uuid4(), paused)

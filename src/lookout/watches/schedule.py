@@ -1,0 +1,95 @@
+"""Cadences: validate a cron in a timezone, find the next fire (DST-correct), say it in words."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import zoneinfo
+
+from croniter import croniter
+
+from lookout import errors
+
+SAMPLE_FIRES = 60
+_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+
+def zone(name: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise errors.InvalidInput(
+            f"{name!r} is not a timezone; use an IANA name such as UTC or Europe/Paris.",
+            fields={"timezone": ["unknown timezone"]},
+        ) from None
+
+
+def next_fire(cron: str, timezone: str, after: dt.datetime) -> dt.datetime:
+    """The first fire strictly after `after`, in UTC; wall-clock times follow the zone's DST."""
+    local = after.astimezone(zone(timezone))
+    fire: dt.datetime = croniter(cron, local).get_next(dt.datetime)
+    return fire.astimezone(dt.UTC)
+
+
+def fires(cron: str, timezone: str, after: dt.datetime, count: int) -> list[dt.datetime]:
+    out, current = [], after
+    for _ in range(count):
+        current = next_fire(cron, timezone, current)
+        out.append(current)
+    return out
+
+
+def validate(cron: str, timezone: str, *, min_minutes: int, now: dt.datetime) -> None:
+    """InvalidInput unless `cron` is a 5-field cron firing at most every `min_minutes`."""
+    if len(cron.split()) != 5 or not croniter.is_valid(cron):
+        raise errors.InvalidInput(
+            f"{cron!r} is not a 5-field cron (minute hour day month weekday).",
+            fields={"cadence": ["invalid cron"]},
+        )
+    zone(timezone)
+    sample = fires(cron, timezone, now, SAMPLE_FIRES)
+    gap = min((b - a for a, b in itertools.pairwise(sample)), default=dt.timedelta.max)
+    if gap < dt.timedelta(minutes=min_minutes):
+        raise errors.InvalidInput(
+            f"Watches run at most every {min_minutes} minutes; {cron!r} runs more often.",
+            fields={"cadence": [f"at least {min_minutes} minutes apart"]},
+        )
+
+
+def runs_per_month(cron: str, timezone: str, now: dt.datetime) -> int:
+    """How many times the cron fires in the next 30 days (bounded count)."""
+    end = now + dt.timedelta(days=30)
+    count, current = 0, now
+    while count < 30 * 24 * 12:
+        current = next_fire(cron, timezone, current)
+        if current > end:
+            break
+        count += 1
+    return count
+
+
+def describe(cron: str, timezone: str) -> str:
+    """'every day at 09:00 UTC', 'every 2 hours', … (the cron itself when unusual)."""
+    minute, hour, day, month, weekday = cron.split()
+    at = f"{int(hour):02d}:{int(minute):02d} {timezone}" if (hour + minute).isdigit() else None
+    if minute.startswith("*/") and hour == "*" and day == month == weekday == "*":
+        return f"every {minute[2:]} minutes"
+    if minute.isdigit() and hour.startswith("*/") and day == month == weekday == "*":
+        return f"every {hour[2:]} hours"
+    if minute.isdigit() and hour == "*" and day == month == weekday == "*":
+        return "every hour"
+    if at and day == month == "*":
+        return _weekly(weekday, at)
+    if at and day.isdigit() and month == weekday == "*":
+        return f"every month on day {day} at {at}"
+    return f"on the schedule “{cron}” ({timezone})"
+
+
+def _weekly(weekday: str, at: str) -> str:
+    if weekday == "*":
+        return f"every day at {at}"
+    if weekday == "1-5":
+        return f"every weekday at {at}"
+    if weekday.isdigit():
+        return f"every {_DAYS[int(weekday) % 7]} at {at}"
+    return f"on days {weekday} at {at}"

@@ -1,0 +1,134 @@
+"""Watches: an automation bound to a chat (schedule trigger + chat_message action), nothing more."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from typing import Any
+
+import asyncpg
+
+from lookout import errors
+from lookout.access.principals import Principal
+from lookout.agent import router
+from lookout.capabilities import registry
+from lookout.db import repo
+from lookout.settings import Settings
+from lookout.watches import schedule
+
+MAX_MESSAGE = 2000
+
+
+def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """What a client shows for a watch; `sentence` is the confirmation a person reads."""
+    trigger = automation.trigger
+    cadence, timezone = str(trigger["cron"]), str(trigger.get("timezone", "UTC"))
+    words = schedule.describe(cadence, timezone)
+    return {
+        "id": str(automation.id),
+        "chat_id": str(automation.chat_id),
+        "message": automation.action.get("message"),
+        "cadence": cadence,
+        "timezone": timezone,
+        "schedule": words,
+        "enabled": automation.enabled,
+        "next_run_at": automation.next_run_at.isoformat() if automation.next_run_at else None,
+        "last_run_status": automation.last_status,
+        "credits_per_month": automation.notify.get("credits_per_month"),
+        "sentence": f"I'll check this {words} and tell you what changed. "
+        "Say “stop watching” to stop.",
+    }
+
+
+def estimate_credits(message: str, cadence: str, timezone: str, now: dt.datetime) -> int:
+    """Worst-case credits a month: runs, times pages the question reads, times the scrape price."""
+    pages = max(1, len(router.route(message).urls))
+    return (
+        schedule.runs_per_month(cadence, timezone, now) * pages * registry.get("web.scrape").price
+    )
+
+
+async def create(
+    db: asyncpg.Pool,
+    settings: Settings,
+    principal: Principal,
+    *,
+    chat: repo.Chat,
+    message: str,
+    cadence: str,
+    timezone: str = "UTC",
+) -> repo.Automation:
+    """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch."""
+    principal.require("editor")
+    if principal.user_id is None:
+        raise errors.Forbidden("Watches act as a person: sign in to start one.")
+    message = message.strip()
+    if not 1 <= len(message) <= MAX_MESSAGE:
+        raise errors.InvalidInput(f"The watched question has 1 to {MAX_MESSAGE} characters.")
+    now = dt.datetime.now(dt.UTC)
+    schedule.validate(cadence, timezone, min_minutes=settings.min_watch_minutes, now=now)
+    credits = await asyncio.to_thread(estimate_credits, message, cadence, timezone, now)
+    async with repo.transaction(db) as conn:
+        await repo.delete_thread_automations(conn, workspace_id=chat.workspace_id, chat_id=chat.id)
+        if await repo.count_watches(conn, workspace_id=chat.workspace_id) >= settings.max_watches:
+            raise errors.Conflict(
+                f"This workspace already has {settings.max_watches} watches; stop one first."
+            )
+        return await repo.insert_automation(
+            conn,
+            workspace_id=chat.workspace_id,
+            created_by=principal.user_id,
+            trigger={"type": "schedule", "cron": cadence, "timezone": timezone},
+            action={"type": "chat_message", "thread_id": str(chat.id), "message": message},
+            next_run_at=schedule.next_fire(cadence, timezone, now),
+            notify={"credits_per_month": credits},
+        )
+
+
+async def get(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID) -> repo.Automation:
+    found = await repo.get_automation(
+        db, automation_id=automation_id, workspace_id=principal.workspace_id
+    )
+    if found is None:
+        raise errors.NotFound("No such watch in this workspace.")
+    return found
+
+
+async def stop(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID) -> None:
+    """Delete the watch; its chat is a normal chat again."""
+    principal.require("editor")
+    if not await repo.delete_automation(
+        db, automation_id=automation_id, workspace_id=principal.workspace_id
+    ):
+        raise errors.NotFound("No such watch in this workspace.")
+
+
+async def find_for_thread(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, chat_id: uuid.UUID
+) -> repo.Automation | None:
+    return await repo.find_thread_automation(db, workspace_id=workspace_id, chat_id=chat_id)
+
+
+async def run_now(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID) -> uuid.UUID:
+    """Queue a manual run now; returns its id."""
+    from lookout.actors import watches as watch_actors
+
+    principal.require("editor")
+    automation = await get(db, principal, automation_id)
+    run_id = await repo.insert_run(
+        db, automation_id=automation.id, workspace_id=automation.workspace_id,
+        scheduled_for=dt.datetime.now(dt.UTC), manual=True,
+    )  # fmt: skip
+    if run_id is None:
+        raise errors.Conflict("A run of this watch was just queued; try again in a moment.")
+    await asyncio.to_thread(watch_actors.chat_message.send, str(run_id))
+    return run_id
+
+
+async def summaries(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """The watch of each listed chat that has one (one indexed query)."""
+    found = await repo.watches_for_threads(db, workspace_id=workspace_id, chat_ids=chat_ids)
+    return {automation.chat_id: summary(automation) for automation in found}
