@@ -104,7 +104,19 @@ def cmd_admin(args: argparse.Namespace) -> int:
         print((await accounts.create_key(db, workspace_id=workspace_id, name=args.name)).text)
         return 0
 
+    async def dispatch_now(db: Any) -> int:
+        from lookout import broker
+        from lookout.actors import watches as watch_actors
+        from lookout.watches import dispatch
+
+        broker.setup(_settings())
+        run_ids = await dispatch.dispatch_due(db) + await dispatch.stuck_runs(db)
+        await asyncio.to_thread(watch_actors.send_all, run_ids)
+        print(f"enqueued {len(run_ids)} watch run(s)")
+        return 0
+
     actions = {
+        "dispatch": dispatch_now,
         "create-user": create_user,
         "create-workspace": create_workspace,
         "grant-credits": grant_credits,
@@ -155,6 +167,7 @@ def _admin_parser(admin: argparse.ArgumentParser) -> None:
     key = actions.add_parser("create-key")
     key.add_argument("workspace_id")
     key.add_argument("--name", required=True)
+    actions.add_parser("dispatch", help="run one pass of the watch dispatcher now")
     admin.set_defaults(func=cmd_admin)
 
 

@@ -501,3 +501,10 @@ WHERE id = $1 AND status = 'running';
 UPDATE automation_runs SET status = 'failed', finished_at = now(),
        error = 'This check waited too long to run (the workers were down) and was dropped.'
 WHERE id = $1 AND status = 'queued';
+
+-- name: get_key_acting_user
+-- Whom an API key acts as when something must belong to a person (a watch's creator):
+-- the user who made the key, else the workspace owner.
+SELECT coalesce(k.created_by, w.owner_id)
+FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+WHERE k.id = $1;

@@ -782,3 +782,8 @@ async def renew_run_lease(db: Executor, *, run_id: uuid.UUID, lease_s: float) ->
 
 async def expire_queued_run(db: Executor, *, run_id: uuid.UUID) -> None:
     await execute(db, "expire_queued_run", run_id)
+
+
+async def get_key_acting_user(db: Executor, *, key_id: uuid.UUID) -> uuid.UUID | None:
+    user_id = await fetchval(db, "get_key_acting_user", key_id)
+    return user_id if isinstance(user_id, uuid.UUID) else None

@@ -61,8 +61,7 @@ async def create(
 ) -> repo.Automation:
     """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch."""
     principal.require("editor")
-    if principal.user_id is None:
-        raise errors.Forbidden("Watches act as a person: sign in to start one.")
+    creator = await _acting_user(db, principal)
     message = message.strip()
     if not 1 <= len(message) <= MAX_MESSAGE:
         raise errors.InvalidInput(f"The watched question has 1 to {MAX_MESSAGE} characters.")
@@ -78,12 +77,22 @@ async def create(
         return await repo.insert_automation(
             conn,
             workspace_id=chat.workspace_id,
-            created_by=principal.user_id,
+            created_by=creator,
             trigger={"type": "schedule", "cron": cadence, "timezone": timezone},
             action={"type": "chat_message", "thread_id": str(chat.id), "message": message},
             next_run_at=schedule.next_fire(cadence, timezone, now),
             notify={"credits_per_month": credits},
         )
+
+
+async def _acting_user(db: asyncpg.Pool, principal: Principal) -> uuid.UUID:
+    """A watch runs as a person: the signed-in user, or the person behind the API key."""
+    user_id = principal.user_id
+    if user_id is None and principal.key_id is not None:
+        user_id = await repo.get_key_acting_user(db, key_id=principal.key_id)
+    if user_id is None:
+        raise errors.Forbidden("Watches act as a person; this caller has none.")
+    return user_id
 
 
 async def get(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID) -> repo.Automation:

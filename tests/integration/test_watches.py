@@ -1,0 +1,426 @@
+"""Keep watching: the watch service, the dispatcher, scheduled turns by a real worker."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import asyncpg
+import pytest
+from aiohttp import web
+
+from lookout import app, broker
+from lookout.access.principals import Principal
+from lookout.access.services import Services
+from lookout.agent import graph
+from lookout.chat import lease
+from lookout.db import checkpointer, repo
+from lookout.settings import Settings
+from lookout.watches import dispatch, runner, service
+from tests.integration import sse, workers
+from tests.integration.factories import Tenant, TenantFactory, tenant_factory
+
+__all__ = ["tenant_factory"]
+
+
+@pytest.fixture
+async def page(aiohttp_server: Any) -> dict[str, Any]:
+    """A local page whose lines the test edits between runs."""
+    state: dict[str, Any] = {"lines": ["Soup of the day", "Fresh bread"]}
+
+    async def handle(request: web.Request) -> web.Response:
+        items = "".join(f"<li>{line}</li>" for line in state["lines"])
+        html = f"<html><head><title>Menu</title></head><body><main><h1>Menu</h1><ul>{items}</ul>"
+        html += f"<p>Updated {dt.datetime.now(dt.UTC):%H:%M:%S}</p></main></body></html>"
+        return web.Response(text=html, content_type="text/html")
+
+    server_app = web.Application()
+    server_app.router.add_get("/menu", handle)
+    server = await aiohttp_server(server_app)
+    state["url"] = str(server.make_url("/menu"))
+    return state
+
+
+def owner(tenant: Tenant) -> Principal:
+    return Principal(
+        kind="session", workspace_id=tenant.workspace.id, role="owner", user_id=tenant.user.id
+    )
+
+
+async def make_watch(
+    db: asyncpg.Pool, settings: Settings, tenant: Tenant, url: str, cron: str = "0 * * * *"
+) -> repo.Automation:
+    chat = await repo.insert_chat(
+        db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title="menu"
+    )
+    return await service.create(
+        db, settings, owner(tenant), chat=chat, message=f"what is on {url}", cadence=cron
+    )
+
+
+async def make_due(db: asyncpg.Pool, automation_id: uuid.UUID, ago: str = "1 second") -> None:
+    await db.execute(
+        f"UPDATE automations SET next_run_at = now() - interval '{ago}' WHERE id = $1",
+        automation_id,
+    )
+
+
+async def wait_run(
+    db: asyncpg.Pool, automation_id: uuid.UUID, count: int, seconds: float = 60
+) -> list[repo.Run]:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while asyncio.get_running_loop().time() < deadline:
+        runs = await db.fetch(
+            "SELECT * FROM automation_runs WHERE automation_id = $1 ORDER BY created_at",
+            automation_id,
+        )
+        if len(runs) >= count and all(r["status"] not in ("queued", "running") for r in runs):
+            return [run for r in runs if (run := repo.Run.from_row(r))]
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"runs not finished: {[dict(r) for r in runs]}")
+
+
+async def answers(db: asyncpg.Pool, chat_id: uuid.UUID) -> list[str]:
+    rows = await db.fetch(
+        "SELECT parts FROM chat_messages WHERE chat_id = $1 AND role = 'assistant' ORDER BY seq",
+        chat_id,
+    )
+    return ["".join(p.get("text", "") for p in row["parts"] if p["type"] == "text") for row in rows]
+
+
+@pytest.fixture
+def worker(settings: Settings) -> Iterator[None]:
+    broker.setup(settings)
+    with workers.running_worker(settings, processes=1, threads=2):
+        yield
+
+
+async def dispatch_and_send(db: asyncpg.Pool) -> list[uuid.UUID]:
+    from lookout.actors import watches as watch_actors
+
+    run_ids = await dispatch.dispatch_due(db)
+    watch_actors.send_all(run_ids)
+    return run_ids
+
+
+async def test_second_scheduled_run_reports_what_changed_since_the_first(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    worker: None,
+) -> None:
+    # Given a watched chat whose first scheduled run saw the page
+    tenant = await tenant_factory(credits=50)
+    watch = await make_watch(db, settings, tenant, page["url"])
+    await make_due(db, watch.id)
+    assert len(await dispatch_and_send(db)) == 1
+    await wait_run(db, watch.id, 1)
+
+    # When the page changes and the next run comes due
+    page["lines"] = ["Soup of the day", "Apple tart"]
+    await make_due(db, watch.id)
+    await dispatch_and_send(db)
+    runs = await wait_run(db, watch.id, 2)
+
+    # Then run 2 reports the added and removed lines, read from the checkpoint of run 1
+    said = await answers(db, watch.chat_id)
+    assert [r.status for r in runs] == ["succeeded", "succeeded"]
+    assert "**Menu**" in said[0] and "Changed since" not in said[0]
+    assert "Changed since" in said[1]
+    assert "Apple tart" in said[1] and "Fresh bread" in said[1]
+
+    # And a third run with no change says so (the clock on the page is not a change)
+    await make_due(db, watch.id)
+    await dispatch_and_send(db)
+    await wait_run(db, watch.id, 3)
+    assert "No change since" in (await answers(db, watch.chat_id))[2]
+
+
+async def test_dispatcher_claims_only_due_enabled_watches_once(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, page: dict[str, Any]
+) -> None:
+    tenant = await tenant_factory()
+    due = await make_watch(db, settings, tenant, page["url"])
+    later = await make_watch(db, settings, tenant, page["url"])
+    disabled = await make_watch(db, settings, tenant, page["url"])
+    await make_due(db, due.id)
+    await make_due(db, disabled.id)
+    await repo.disable_automation(db, automation_id=disabled.id)
+
+    first, second = await asyncio.gather(dispatch.dispatch_due(db), dispatch.dispatch_due(db))
+
+    assert len(first) + len(second) == 1
+    runs = await db.fetch("SELECT automation_id FROM automation_runs")
+    assert [r["automation_id"] for r in runs] == [due.id]
+    assert await dispatch.dispatch_due(db) == []
+    assert later.next_run_at is not None and later.next_run_at > dt.datetime.now(dt.UTC)
+
+
+async def test_missed_fires_coalesce_into_one_run(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, page: dict[str, Any]
+) -> None:
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"], cron="*/5 * * * *")
+    await make_due(db, watch.id, ago="3 hours")  # 36 fires missed while down
+
+    assert len(await dispatch.dispatch_due(db)) == 1
+    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    assert after is not None and after.next_run_at is not None
+    now = dt.datetime.now(dt.UTC)
+    assert now < after.next_run_at <= now + dt.timedelta(minutes=5)
+
+
+async def test_dispatch_claims_in_batches(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tenant = await tenant_factory()
+    chats = [
+        await repo.insert_chat(
+            db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title=""
+        )
+        for _ in range(7)
+    ]
+    for chat in chats:
+        await service.create(
+            db,
+            settings,
+            owner(tenant),
+            chat=chat,
+            message="what is on https://a.example",
+            cadence="0 * * * *",
+        )
+    await db.execute("UPDATE automations SET next_run_at = now() - interval '1 minute'")
+    monkeypatch.setattr(dispatch, "BATCH", 3)
+
+    assert len(await dispatch.dispatch_due(db)) == 7
+
+
+async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    redis_url: str,
+) -> None:
+    import redis.asyncio as aioredis
+
+    from lookout.capabilities import fetch
+
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"])
+    redis = aioredis.Redis.from_url(redis_url)
+    async with (
+        fetch.open_session(settings) as http,
+        checkpointer.saver_context(settings.database_url) as saver,
+    ):
+        services = Services(db=db, redis=redis, http=http, settings=settings)
+        chat_graph = graph.build(saver)
+        run_id = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
+                                       scheduled_for=dt.datetime.now(dt.UTC), manual=True)  # fmt: skip
+        assert run_id is not None
+        first, second = await asyncio.gather(
+            runner.execute(services, chat_graph, run_id),
+            runner.execute(services, chat_graph, run_id),
+        )
+        # Given the chat busy with an interactive turn, a scheduled run is skipped
+        token = await lease.acquire(db, watch.chat_id)
+        busy_run = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
+                                         scheduled_for=dt.datetime.now(dt.UTC), manual=True)  # fmt: skip
+        assert busy_run is not None
+        skipped = await runner.execute(services, chat_graph, busy_run)
+        await lease.release(db, watch.chat_id, token)
+    await redis.aclose()
+
+    assert sorted([first, second]) == ["duplicate", "succeeded"]
+    assert len(await answers(db, watch.chat_id)) == 1
+    assert skipped == "skipped"
+
+
+async def test_growth_stays_flat_over_many_scheduled_turns(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    redis_url: str,
+) -> None:
+    import redis.asyncio as aioredis
+
+    from lookout.capabilities import fetch
+    from lookout.chat import turns
+
+    tenant = await tenant_factory(credits=1000)
+    watch = await make_watch(db, settings, tenant, page["url"])
+    chat = await repo.get_chat(db, chat_id=watch.chat_id, workspace_id=tenant.workspace.id)
+    assert chat is not None
+    principal = Principal(
+        kind="system", workspace_id=tenant.workspace.id, role="owner", user_id=tenant.user.id
+    )
+    sizes = []
+    redis = aioredis.Redis.from_url(redis_url)
+    async with (
+        fetch.open_session(settings) as http,
+        checkpointer.saver_context(settings.database_url) as saver,
+    ):
+        services = Services(db=db, redis=redis, http=http, settings=settings)
+        chat_graph = graph.build(saver)
+        for turn in range(200):
+            page["lines"] = ["Soup of the day", f"Special number {turn}"]
+            await turns.run_turn(
+                services,
+                chat_graph,
+                chat,
+                f"what is on {page['url']}",
+                principal,
+                source="automation",
+            )
+            if turn in (10, 199):
+                sizes.append(await db.fetchrow(
+                    "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = $1) AS rows,"
+                    " (SELECT coalesce(sum(length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)"
+                    " + (SELECT coalesce(sum(pg_column_size(checkpoint)), 0) FROM checkpoints WHERE thread_id = $1) AS bytes",
+                    str(chat.id),
+                ))  # fmt: skip
+    await redis.aclose()
+
+    at_10, at_199 = sizes
+    assert at_10["rows"] == at_199["rows"] == 1
+    assert at_199["bytes"] <= at_10["bytes"] * 1.2, (at_10["bytes"], at_199["bytes"])
+
+
+async def test_chat_tools_start_and_stop_a_watch_on_the_current_chat(
+    aiohttp_client: Any,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    db: asyncpg.Pool,
+) -> None:
+    client = await aiohttp_client(app.create_app(settings))
+    tenant = await tenant_factory()
+    chat_id = (await (await client.post("/api/chats", json={}, headers=tenant.headers)).json())[
+        "data"
+    ]["id"]
+    base = str(client.make_url("")).rstrip("/")
+
+    async def say(text: str) -> sse.Stream:
+        return await sse.stream(
+            base,
+            "POST",
+            f"/api/chats/{chat_id}/messages",
+            headers=tenant.headers,
+            json_body={"text": text},
+        )
+
+    started = await say(f"watch {page['url']} every hour")
+    described = (await (await client.get(f"/api/chats/{chat_id}", headers=tenant.headers)).json())[
+        "data"
+    ]
+    listed = (await (await client.get("/api/automations/watches", headers=tenant.headers)).json())[
+        "data"
+    ]
+    stopped = await say("stop watching")
+    after = (await (await client.get(f"/api/chats/{chat_id}", headers=tenant.headers)).json())[
+        "data"
+    ]
+
+    watch_part = next(p for p in started.parts if p["type"] == "data-watch")
+    assert watch_part["data"]["event"] == "started" and watch_part["data"]["cadence"] == "0 * * * *"
+    assert "I'll check this every hour" in started.text
+    assert described["watch"]["cadence"] == "0 * * * *"
+    assert described["watch"]["credits_per_month"] >= 700
+    assert [w["chat_id"] for w in listed["watches"]] == [chat_id]
+    assert "stopped watching" in stopped.text
+    assert after["watch"] is None
+    assert await db.fetchval("SELECT count(*) FROM automations") == 0
+
+
+async def test_rest_watch_controls_and_tenancy(
+    aiohttp_client: Any,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    db: asyncpg.Pool,
+) -> None:
+    broker.setup(settings)
+    client = await aiohttp_client(app.create_app(settings))
+    tenant = await tenant_factory()
+    stranger = await tenant_factory()
+    chat_id = (await (await client.post("/api/chats", json={}, headers=tenant.headers)).json())[
+        "data"
+    ]["id"]
+    body = {
+        "chat_id": chat_id,
+        "message": f"what is on {page['url']}",
+        "cadence": "0 9 * * 1-5",
+        "timezone": "Europe/Paris",
+    }
+
+    created = await client.post("/api/automations/watches", json=body, headers=tenant.headers)
+    watch = (await created.json())["data"]
+    replaced = await client.post(
+        "/api/automations/watches", json={**body, "cadence": "0 8 * * *"}, headers=tenant.headers
+    )
+    new_watch = (await replaced.json())["data"]
+    too_often = await client.post(
+        "/api/automations/watches", json={**body, "cadence": "* * * * *"}, headers=tenant.headers
+    )
+    foreign = [
+        await client.post(f"/api/automations/{new_watch['id']}/run", headers=stranger.headers),
+        await client.delete(f"/api/automations/{new_watch['id']}", headers=stranger.headers),
+        await client.get(f"/api/automations/{new_watch['id']}/runs", headers=stranger.headers),
+        await client.post("/api/automations/watches", json=body, headers=stranger.headers),
+    ]
+    run = await client.post(f"/api/automations/{new_watch['id']}/run", headers=tenant.headers)
+    runs = (
+        await (
+            await client.get(f"/api/automations/{new_watch['id']}/runs", headers=tenant.headers)
+        ).json()
+    )["data"]
+    stopped = await client.delete(f"/api/automations/{new_watch['id']}", headers=tenant.headers)
+
+    assert created.status == 201 and watch["schedule"] == "every weekday at 09:00 Europe/Paris"
+    assert replaced.status == 201 and new_watch["id"] != watch["id"]
+    assert too_often.status == 400
+    assert [r.status for r in foreign] == [404, 404, 404, 404]
+    assert run.status == 202 and [r["status"] for r in runs["runs"]] == ["queued"]
+    assert runs["runs"][0]["manual"] is True
+    assert stopped.status == 204
+    assert await db.fetchval("SELECT count(*) FROM automations") == 0
+
+
+async def test_a_removed_creators_watch_stops_with_a_message(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    redis_url: str,
+) -> None:
+    import redis.asyncio as aioredis
+
+    from lookout.capabilities import fetch
+
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"])
+    await db.execute("UPDATE memberships SET role = 'viewer' WHERE user_id = $1", tenant.user.id)
+    run_id = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
+                                   scheduled_for=dt.datetime.now(dt.UTC), manual=False)  # fmt: skip
+    assert run_id is not None
+    redis = aioredis.Redis.from_url(redis_url)
+    async with (
+        fetch.open_session(settings) as http,
+        checkpointer.saver_context(settings.database_url) as saver,
+    ):
+        services = Services(db=db, redis=redis, http=http, settings=settings)
+        status = await runner.execute(services, graph.build(saver), run_id)
+    await redis.aclose()
+
+    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    assert status == "failed"
+    assert after is not None and after.enabled is False
+    assert "paused watching" in (await answers(db, watch.chat_id))[0]
