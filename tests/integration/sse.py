@@ -40,20 +40,20 @@ async def stream(
 ) -> Stream:
     """Read an SSE response to its end (or `stop_after` events, then hang up)."""
     events: list[tuple[str, str]] = []
-    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
-        async with aconnect_sse(
-            client, method, path, headers=headers or {}, json=json_body
-        ) as source:
-            response = source.response
-            if response.status_code != 200 or "text/event-stream" not in response.headers.get(
-                "content-type", ""
-            ):
-                await response.aread()
-                return Stream(response.status_code, response.headers, [])
-            async for event in source.aiter_sse():
-                events.append((event.id, event.data))
-                if stop_after is not None and len(events) >= stop_after:
-                    break
-                if event.data == "[DONE]":
-                    break
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=60) as client,
+        aconnect_sse(client, method, path, headers=headers or {}, json=json_body) as source,
+    ):
+        response = source.response
+        if response.status_code != 200 or "text/event-stream" not in response.headers.get(
+            "content-type", ""
+        ):
+            await response.aread()
+            return Stream(response.status_code, response.headers, [])
+        async for event in source.aiter_sse():
+            events.append((event.id, event.data))
+            if stop_after is not None and len(events) >= stop_after:
+                break
+            if event.data == "[DONE]":
+                break
     return Stream(response.status_code, response.headers, events)

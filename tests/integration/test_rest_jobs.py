@@ -1,4 +1,4 @@
-"""Slow verbs as jobs, run by a real Dramatiq worker: 202, poll, result, cancel, expiry, recovery."""
+"""Slow verbs as jobs run by a real Dramatiq worker: 202, poll, result, cancel, expiry, recovery."""
 
 from __future__ import annotations
 

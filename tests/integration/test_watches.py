@@ -98,6 +98,24 @@ def worker(settings: Settings) -> Iterator[None]:
         yield
 
 
+async def manual_run(db: asyncpg.Pool, watch: repo.Automation) -> uuid.UUID | None:
+    return await repo.insert_run(
+        db,
+        automation_id=watch.id,
+        workspace_id=watch.workspace_id,
+        scheduled_for=dt.datetime.now(dt.UTC),
+        manual=True,
+    )
+
+
+THREAD_SIZE = """
+SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = $1) AS rows,
+       (SELECT coalesce(sum(length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)
+       + (SELECT coalesce(sum(pg_column_size(checkpoint)), 0) FROM checkpoints
+          WHERE thread_id = $1) AS bytes
+"""
+
+
 async def dispatch_and_send(db: asyncpg.Pool) -> list[uuid.UUID]:
     from lookout.actors import watches as watch_actors
 
@@ -222,8 +240,7 @@ async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
     ):
         services = Services(db=db, redis=redis, http=http, settings=settings)
         chat_graph = graph.build(saver)
-        run_id = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
-                                       scheduled_for=dt.datetime.now(dt.UTC), manual=True)  # fmt: skip
+        run_id = await manual_run(db, watch)
         assert run_id is not None
         first, second = await asyncio.gather(
             runner.execute(services, chat_graph, run_id),
@@ -231,8 +248,7 @@ async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
         )
         # Given the chat busy with an interactive turn, a scheduled run is skipped
         token = await lease.acquire(db, watch.chat_id)
-        busy_run = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
-                                         scheduled_for=dt.datetime.now(dt.UTC), manual=True)  # fmt: skip
+        busy_run = await manual_run(db, watch)
         assert busy_run is not None
         skipped = await runner.execute(services, chat_graph, busy_run)
         await lease.release(db, watch.chat_id, token)
@@ -281,12 +297,7 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
                 source="automation",
             )
             if turn in (10, 199):
-                sizes.append(await db.fetchrow(
-                    "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = $1) AS rows,"
-                    " (SELECT coalesce(sum(length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)"
-                    " + (SELECT coalesce(sum(pg_column_size(checkpoint)), 0) FROM checkpoints WHERE thread_id = $1) AS bytes",
-                    str(chat.id),
-                ))  # fmt: skip
+                sizes.append(await db.fetchrow(THREAD_SIZE, str(chat.id)))
     await redis.aclose()
 
     at_10, at_199 = sizes

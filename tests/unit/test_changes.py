@@ -43,4 +43,5 @@ def test_snapshots_and_memory_are_bounded() -> None:
 
     assert len(lines) == changes.MAX_LINES
     assert max(len(line) for line in lines) == changes.MAX_LINE_CHARS
-    assert len(pages) == 20 and "https://a.example/29" in pages and "https://a.example/0" not in pages
+    assert len(pages) == 20
+    assert "https://a.example/29" in pages and "https://a.example/0" not in pages

@@ -21,7 +21,8 @@ def test_next_fire_keeps_local_wall_clock_across_dst() -> None:
 def test_next_fire_is_strictly_after_and_coalesces_missed_fires() -> None:
     late = dt.datetime(2026, 3, 7, 18, 30, tzinfo=dt.UTC)
 
-    assert schedule.next_fire("0 * * * *", "UTC", late) == dt.datetime(2026, 3, 7, 19, tzinfo=dt.UTC)
+    expected = dt.datetime(2026, 3, 7, 19, tzinfo=dt.UTC)
+    assert schedule.next_fire("0 * * * *", "UTC", late) == expected
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,9 @@ def test_next_fire_is_strictly_after_and_coalesces_missed_fires() -> None:
         ("0 9 * * *", "Mars/Olympus", "timezone"),
     ],
 )
-def test_invalid_cadences_are_refused_naming_the_field(cron: str, timezone: str, problem: str) -> None:
+def test_invalid_cadences_are_refused_naming_the_field(
+    cron: str, timezone: str, problem: str
+) -> None:
     with pytest.raises(errors.InvalidInput) as caught:
         schedule.validate(cron, timezone, min_minutes=5, now=NOW)
 
