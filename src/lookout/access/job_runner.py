@@ -25,6 +25,7 @@ async def execute(services: Services, job_id: uuid.UUID) -> None:
     if job is None:
         await _close_if_cancelled(services, job_id)
         return
+
     async def renew() -> None:
         await repo.extend_job_lease(services.db, job_id=job_id, lease_s=LEASE_S)
 
