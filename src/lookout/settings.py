@@ -72,6 +72,7 @@ class Settings:
     llm_base_url: str = _field("LOOKOUT_LLM_BASE_URL", "")
     llm_model: str = _field("LOOKOUT_LLM_MODEL", "")
     llm_api_key: str = _field("LOOKOUT_LLM_API_KEY", "", secret=True)
+    openai_api_key: str = _field("OPENAI_API_KEY", "", secret=True)
     db_pool_min: int = _field("LOOKOUT_DB_POOL_MIN", 1)
     db_pool_max: int = _field("LOOKOUT_DB_POOL_MAX", 10)
     worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 2)

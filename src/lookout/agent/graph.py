@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from lookout.agent import planner_rules, state
+from lookout.agent import planner_llm, planner_rules, state
 from lookout.agent.context import TurnContext
 from lookout.chat import parts
 
@@ -36,9 +36,12 @@ async def write_text(ctx: TurnContext, text: str) -> None:
 
 async def respond(current: state.ChatState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     ctx = runtime.context
-    question, reply = await planner_rules.respond(current, ctx)
+    settings = ctx.services.settings
+    planner = planner_llm.respond if planner_llm.enabled(settings) else planner_rules.respond
+    question, reply = await planner(current, ctx)
     answer = "\n\n".join(reply.sentences)
-    await write_text(ctx, answer)
+    if not reply.streamed:
+        await write_text(ctx, answer)
     turn = {"at": ctx.now.isoformat(), "text": question, "source": ctx.source, "answer": answer}
     turns, summary = state.add_turn(current, turn)
     return {"turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages}

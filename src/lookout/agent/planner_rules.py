@@ -28,6 +28,7 @@ class Reply:
     sentences: list[str] = dataclasses.field(default_factory=list)
     pages: dict[str, Any] = dataclasses.field(default_factory=dict)
     pending: dict[str, Any] | None = None
+    streamed: bool = False  # the planner already emitted the text parts (token streaming)
 
 
 def read(text: str, ctx: TurnContext) -> router.Route:

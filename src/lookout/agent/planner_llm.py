@@ -1,0 +1,203 @@
+"""The LLM planner: any OpenAI-compatible chat model, with the verbs, the watch tools and the
+workspace's MCP connector tools as tools, and the router's rules and decision in its prompt.
+
+model → tool calls → results → model, for at most MAX_ROUNDS rounds; tokens stream to the chat
+as text parts. The state written back is what the rule planner writes (turns, page snapshots,
+the pending "once or keep watching?"), so either planner can pick up a chat. The endpoint
+failing (refused, 5xx, timeout) is a sentence in the answer, never a failed turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from lookout.agent import llm_prompt, llm_tools, planner_rules, router
+from lookout.agent.context import TurnContext
+from lookout.agent.state import ChatState
+from lookout.chat import parts
+from lookout.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+MAX_ROUNDS = 6
+MAX_CALLS_PER_ROUND = 8
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+# A local endpoint (Ollama, vLLM, llama.cpp) needs no key, but the client insists on one.
+NO_KEY = "not-needed"
+TIMEOUT = httpx.Timeout(60.0, connect=10.0)  # read: between two streamed chunks
+MAX_RETRIES = 1
+_ENDPOINT_ERRORS = (openai.OpenAIError, httpx.HTTPError)
+
+Model = Runnable[Any, BaseMessage]
+
+
+def enabled(settings: Settings) -> bool:
+    """The LLM planner answers when an endpoint (or an OpenAI key) is configured."""
+    return bool(settings.llm_base_url or settings.openai_api_key)
+
+
+def chat_model(settings: Settings, http: httpx.AsyncClient) -> ChatOpenAI:
+    key = settings.llm_api_key or settings.openai_api_key or NO_KEY
+    return ChatOpenAI(
+        model=settings.llm_model or DEFAULT_MODEL,
+        base_url=settings.llm_base_url or DEFAULT_BASE_URL,
+        api_key=SecretStr(key),
+        streaming=True,
+        timeout=TIMEOUT,
+        max_retries=MAX_RETRIES,
+        http_async_client=http,
+    )
+
+
+async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_rules.Reply]:
+    """(the question answered, the reply) for this turn's message; the text is already streamed."""
+    message = current["input"]
+    question, route = message, planner_rules.read(message, ctx)
+    pending = current.get("pending")
+    original = None
+    if pending and (resolved := planner_rules.resolve(message, pending, ctx)):
+        question, route = resolved
+        original = question
+    reply = planner_rules.Reply(pages=dict(current.get("pages") or {}), streamed=True)
+    toolset = await llm_tools.for_turn(ctx)
+    history = llm_prompt.messages(current, ctx, message, route, original)
+    said, called = await converse(ctx, toolset, history, reply)
+    reply.sentences.append(said)
+    if (extra := await _router_guarantee(route, question, called, ctx)) is not None:
+        await say(ctx, extra)
+        reply.sentences.append(extra)
+    if route.intent == "ambiguous" and not ctx.scheduled and not called:
+        reply.pending = {"text": question}
+        if planner_rules.CLARIFY in said:
+            await ctx.emit(
+                parts.data("clarify", {"question": planner_rules.CLARIFY, "about": question})
+            )
+    reply.sentences = [sentence for sentence in reply.sentences if sentence]
+    return question, reply
+
+
+async def converse(
+    ctx: TurnContext,
+    toolset: llm_tools.Toolset,
+    history: list[BaseMessage],
+    reply: planner_rules.Reply,
+) -> tuple[str, set[str]]:
+    """Run the model/tool loop; returns (all text the model said, names of the tools called)."""
+    said: list[str] = []
+    called: set[str] = set()
+    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        model = chat_model(ctx.services.settings, http)
+        try:
+            for round_ in range(MAX_ROUNDS):
+                # The last round offers no tools, so the model has to answer in words.
+                last = round_ == MAX_ROUNDS - 1 or not toolset.specs
+                bound: Model = model if last else model.bind_tools(toolset.specs)
+                answer = await stream(ctx, bound, history)
+                said.append(answer.text)
+                history.append(answer)
+                if last or not (answer.tool_calls or answer.invalid_tool_calls):
+                    break
+                history += await run_calls(ctx, toolset, answer, reply, called)
+        except _ENDPOINT_ERRORS as exc:
+            sentence = failure(exc, ctx.services.settings)
+            logger.warning("LLM endpoint failed: %r", exc, extra={"turn_id": ctx.turn_id})
+            await ctx.emit(parts.data("notice", {"code": "upstream_error", "message": sentence}))
+            await say(ctx, sentence)
+            said.append(sentence)
+    return "\n\n".join(text for text in said if text), called
+
+
+async def stream(ctx: TurnContext, model: Model, history: list[BaseMessage]) -> AIMessageChunk:
+    """One model call; its tokens go out as one text part (opened on the first token)."""
+    text_id: str | None = None
+    full = AIMessageChunk(content="")
+    try:
+        async for chunk in model.astream(history):
+            if not isinstance(chunk, AIMessageChunk):
+                continue
+            full = full + chunk
+            delta = chunk.text
+            if not delta:
+                continue
+            if text_id is None:
+                text_id = f"text_{uuid.uuid4().hex[:12]}"
+                await ctx.emit(parts.text_start(text_id))
+            await ctx.emit(parts.text_delta(text_id, delta))
+    finally:
+        if text_id is not None:
+            await ctx.emit(parts.text_end(text_id))
+    return full
+
+
+async def run_calls(
+    ctx: TurnContext,
+    toolset: llm_tools.Toolset,
+    answer: AIMessageChunk,
+    reply: planner_rules.Reply,
+    called: set[str],
+) -> list[BaseMessage]:
+    """A result for every call the model asked for (the API requires one per call id)."""
+    results: list[BaseMessage] = []
+    for index, call in enumerate(answer.tool_calls):
+        call_id = str(call.get("id") or "")
+        if index >= MAX_CALLS_PER_ROUND:
+            skipped = f"Skipped: at most {MAX_CALLS_PER_ROUND} tool calls at a time."
+            results.append(ToolMessage(skipped, tool_call_id=call_id))
+            continue
+        called.add(call["name"])
+        output = await llm_tools.run(ctx, toolset, call["name"], dict(call["args"]), reply.pages)
+        results.append(ToolMessage(output, tool_call_id=call_id))
+    for invalid in answer.invalid_tool_calls:
+        problem = f"The arguments of {invalid.get('name')} were not valid JSON; try again."
+        results.append(ToolMessage(problem, tool_call_id=str(invalid.get("id") or "")))
+    return results
+
+
+async def _router_guarantee(
+    route: router.Route, question: str, called: set[str], ctx: TurnContext
+) -> str | None:
+    """What the router decided and the model left undone: a standing request always becomes a
+    watch, a control request always reaches its tool (the rule planner's sentences)."""
+    if ctx.watches is None or ctx.scheduled:
+        return None
+    if route.intent == "standing" and "start_watch" not in called:
+        return await planner_rules.start_watch(question, route, ctx)
+    if route.intent == "control" and route.control not in called:
+        return await planner_rules.control(route, ctx)
+    return None
+
+
+async def say(ctx: TurnContext, text: str) -> None:
+    text_id = f"text_{uuid.uuid4().hex[:12]}"
+    await ctx.emit(parts.text_start(text_id))
+    await ctx.emit(parts.text_delta(text_id, text))
+    await ctx.emit(parts.text_end(text_id))
+
+
+def failure(exc: Exception, settings: Settings) -> str:
+    """The endpoint's failure as a sentence a person can act on (never the raw exception)."""
+    where = httpx.URL(settings.llm_base_url or DEFAULT_BASE_URL).host
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        problem = "it took too long to answer"
+    elif isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+        problem = "it could not be reached"
+    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        problem = "it refused our API key (check LOOKOUT_LLM_API_KEY)"
+    elif isinstance(exc, openai.APIStatusError):
+        problem = f"it answered with an error (HTTP {exc.status_code})"
+    else:
+        problem = "its answer could not be read"
+    return (
+        f"I couldn't finish this answer: the language model at {where} failed ({problem}). "
+        "Try again in a moment."
+    )
