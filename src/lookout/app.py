@@ -14,6 +14,7 @@ from lookout import appkeys, broker, middleware, routes
 from lookout.access import keys
 from lookout.agent import graph
 from lookout.capabilities import fetch
+from lookout.chat import hub
 from lookout.db import checkpointer, pool
 from lookout.settings import Settings
 
@@ -31,10 +32,15 @@ async def _db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
     client = aioredis.Redis.from_url(
-        app[appkeys.SETTINGS].redis_url, socket_connect_timeout=2, socket_timeout=5
+        # The socket timeout must outlast a blocking XREAD (chat.events.BLOCK_MS).
+        app[appkeys.SETTINGS].redis_url,
+        socket_connect_timeout=2,
+        socket_timeout=15,
     )
     app[appkeys.REDIS] = client
+    app[appkeys.HUB] = hub.Hub(client)
     yield
+    await app[appkeys.HUB].close()
     await client.aclose()
 
 

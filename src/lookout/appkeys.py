@@ -13,6 +13,7 @@ from aiohttp import web
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout.access import keys
+from lookout.chat import hub
 from lookout.settings import Settings
 
 if TYPE_CHECKING:  # the graph imports the services, which read these keys
@@ -27,6 +28,7 @@ REQUEST_ID = web.RequestKey("request_id", str)
 STARTED = web.RequestKey("started", float)
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
 SAVER = web.AppKey("saver", AsyncPostgresSaver)
+HUB = web.AppKey("hub", hub.Hub)
 GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")
 # Turns run as tasks independent of their HTTP request; shutdown waits for them.
 TURNS = web.AppKey("turns", set[asyncio.Task[object]])

@@ -284,3 +284,30 @@ async def test_events_tail_receives_every_turn(
     tailed = await asyncio.wait_for(tail, 10)
 
     assert tailed.types[:3] == ["start", "tool-input-available", "tool-output-available"]
+
+
+async def test_more_listeners_than_redis_connections_all_receive_the_turn(
+    client: Any, tenant_factory: TenantFactory, site: Site
+) -> None:
+    # Given more /events listeners than the Redis client pool has connections (100)
+    tenant = await tenant_factory()
+    chat_id = await new_chat(client, tenant)
+    listeners = [
+        asyncio.create_task(
+            sse.stream(
+                base(client),
+                "GET",
+                f"/api/chats/{chat_id}/events",
+                headers=tenant.headers,
+                stop_after=3,
+            )  # fmt: skip
+        )
+        for _ in range(120)
+    ]
+    await asyncio.sleep(1.0)
+
+    # When a turn runs, every listener gets its first parts
+    await say(client, tenant, chat_id, f"summarize {site.url('/crowd')}")
+    heard = await asyncio.wait_for(asyncio.gather(*listeners), 30)
+
+    assert all(h.types == ["start", "tool-input-available", "tool-output-available"] for h in heard)

@@ -19,7 +19,6 @@ from lookout.chat import parts
 MAXLEN = 5000
 TTL_S = 24 * 3600
 ACTIVE_TTL_S = 3600
-BLOCK_MS = 5000
 
 
 def stream_key(chat_id: uuid.UUID) -> str:
@@ -67,31 +66,36 @@ async def active_turn(redis: aioredis.Redis, chat_id: uuid.UUID) -> tuple[str, s
     return turn, first
 
 
-async def read(
+def decode(raw_id: Any, fields: dict[Any, Any]) -> tuple[str, str, parts.Part]:
+    """(id, turn, part) of one stream entry."""
+    decoded = {_text(key): _text(value) for key, value in fields.items()}
+    return _text(raw_id), decoded["turn"], json.loads(decoded["part"])
+
+
+def chat_of(key: Any) -> uuid.UUID:
+    return uuid.UUID(_text(key).split(":")[2])
+
+
+async def range_after(
     redis: aioredis.Redis, chat_id: uuid.UUID, after: str
-) -> AsyncIterator[tuple[str, str, parts.Part] | None]:
-    """(id, turn, part) for every event after `after`, forever; None on each idle block."""
-    last = after
-    while True:
-        response: Any = await redis.xread({stream_key(chat_id): last}, block=BLOCK_MS, count=200)
-        if not response:
-            yield None
-            continue
-        for raw_id, fields in response[0][1]:
-            last = _text(raw_id)
-            decoded = {_text(key): _text(value) for key, value in fields.items()}
-            yield last, decoded["turn"], json.loads(decoded["part"])
+) -> list[tuple[str, str, parts.Part]]:
+    """Every stored event of the chat after `after` (exclusive)."""
+    entries: Any = await redis.xrange(stream_key(chat_id), min=f"({after}", max="+")
+    return [decode(raw_id, fields) for raw_id, fields in entries]
 
 
-async def read_turn(
-    redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: str, after: str
+async def turn_events(
+    source: AsyncIterator[tuple[str, str, parts.Part] | None],
+    redis: aioredis.Redis,
+    chat_id: uuid.UUID,
+    turn_id: str,
 ) -> AsyncIterator[tuple[str, parts.Part]]:
-    """The events of one turn after `after`, ending with its finish/error part.
+    """The events of one turn from a chat's event source, ending with its finish/error part.
 
     A turn that vanished (its process died and the pointer expired or moved on) ends the read
     with an error part, so a client never hangs on a turn that will never finish.
     """
-    async for event in read(redis, chat_id, after):
+    async for event in source:
         if event is None:
             active = await active_turn(redis, chat_id)
             if active is None or active[0] != turn_id:

@@ -165,7 +165,9 @@ async def _stream_turn(
     request: web.Request, chat_id: uuid.UUID, turn_id: str, after: str
 ) -> web.StreamResponse:
     redis = request.app[appkeys.REDIS]
-    return await _sse(request, _turn_frames(events.read_turn(redis, chat_id, turn_id, after)))
+    async with request.app[appkeys.HUB].subscribe(chat_id, after) as source:
+        turn_events = events.turn_events(source, redis, chat_id, turn_id)
+        return await _sse(request, _turn_frames(turn_events))
 
 
 async def _turn_frames(
@@ -183,7 +185,8 @@ async def tail(request: web.Request) -> web.StreamResponse:
     chat = await chats.get(services.db, principal, _chat_id(request))
     after = events.valid_id(request.headers.get("Last-Event-ID"))
     after = after or await events.last_id(services.redis, chat.id)
-    return await _sse(request, _tail_frames(events.read(services.redis, chat.id, after)))
+    async with request.app[appkeys.HUB].subscribe(chat.id, after) as source:
+        return await _sse(request, _tail_frames(source))
 
 
 async def _tail_frames(
