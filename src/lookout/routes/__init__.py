@@ -15,6 +15,7 @@ from lookout.routes import (
     jobs,
     keys,
     mcp,
+    page,
     verbs,
 )
 
@@ -22,6 +23,10 @@ from lookout.routes import (
 def setup_routes(app: web.Application) -> None:
     app.router.add_get("/healthz", health.healthz)
     app.router.add_get("/readyz", health.readyz)
+    # The web page: the app shell and its versioned static assets.
+    site = page.Site.load()
+    app.router.add_get("/", site.index)
+    app.router.add_get("/app/{version}/{path:.+}", site.asset)
     app.router.add_post("/api/auth/signup", auth.signup)
     app.router.add_post("/api/auth/login", auth.login)
     app.router.add_post("/api/auth/logout", auth.logout)

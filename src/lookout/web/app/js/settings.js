@@ -1,0 +1,300 @@
+// Settings: API keys, usage, MCP connectors, and how to connect an agent over MCP.
+
+import { ApiError, del, get, post } from "./api.js";
+import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
+import { canEdit, state } from "./state.js";
+
+const PLACEHOLDER_KEY = "lk_your_api_key";
+let lastKey = null; // the key created on this page, to fill in the agent configs (memory only)
+
+function field(label, attrs, hint) {
+  const id = uid("field");
+  const hintId = hint ? `${id}-hint` : null;
+  return h("div", { class: "field" },
+    h("label", { for: id }, label),
+    h("input", { id, "aria-describedby": hintId, ...attrs }),
+    hint ? h("p", { id: hintId, class: "meta" }, hint) : null);
+}
+
+function errorText(error) {
+  return error instanceof ApiError ? error.message : "Something went wrong; try again.";
+}
+
+function section(title, id, ...body) {
+  return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), body);
+}
+
+function alertBox() {
+  return h("p", { class: "error-box", role: "alert", hidden: true });
+}
+
+function showError(box, error) {
+  box.textContent = errorText(error);
+  box.hidden = false;
+}
+
+// ---- API keys -----------------------------------------------------------------------------
+
+function keysSection(onKey) {
+  const list = h("div", { class: "table-wrap" });
+  const shown = h("div", { class: "new-key", hidden: true });
+  const error = alertBox();
+  const name = field("Name", { name: "name", required: true, maxlength: 100, placeholder: "e.g. my script" });
+  const form = h("form", { class: "inline-form" }, name,
+    h("button", { type: "submit", class: "primary", disabled: !canEdit() }, "Create key"));
+
+  async function load() {
+    try {
+      const { keys } = await get(`/api/workspaces/${state.me.workspace.id}/keys`);
+      if (!keys.length) {
+        replace(list, h("p", { class: "meta" }, "No API keys yet."));
+        return;
+      }
+      replace(list, h("table", { class: "keys-table" },
+        h("caption", { class: "visually-hidden" }, "API keys of this workspace"),
+        h("thead", {}, h("tr", {}, ["Name", "Key", "Created", "Last used", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, keys.map(keyRow))));
+    } catch (failure) {
+      replace(list, h("p", { class: "error-box", role: "alert" }, errorText(failure)));
+    }
+  }
+
+  function keyRow(key) {
+    const revoked = Boolean(key.revoked_at);
+    const revoke = h("button", { type: "button", class: "secondary small danger",
+      disabled: !canEdit(), "aria-label": `Revoke ${key.name}` }, "Revoke");
+    revoke.addEventListener("click", async () => {
+      if (!window.confirm(`Revoke “${key.name}”? Programs using it stop working at once.`)) return;
+      revoke.disabled = true;
+      try {
+        await del(`/api/workspaces/${state.me.workspace.id}/keys/${key.id}`);
+        announce(`Key ${key.name} revoked.`);
+        await load();
+      } catch (failure) {
+        showError(error, failure);
+        revoke.disabled = false;
+      }
+    });
+    return h("tr", { class: revoked ? "revoked" : null, dataset: { keyName: key.name } },
+      h("td", {}, key.name),
+      h("td", {}, h("code", {}, `${key.prefix}…`)),
+      h("td", {}, timeEl(key.created_at)),
+      h("td", {}, key.last_used_at ? timeEl(key.last_used_at) : "never"),
+      h("td", {}, revoked ? h("span", { class: "badge status-failed" }, ["Revoked ", timeEl(key.revoked_at)]) : revoke));
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.hidden = true;
+    const input = form.querySelector("input");
+    if (!input.value.trim()) {
+      showError(error, new ApiError("Give the key a name, so you know later what uses it."));
+      input.focus();
+      return;
+    }
+    try {
+      const created = await post(`/api/workspaces/${state.me.workspace.id}/keys`, { name: input.value.trim() });
+      lastKey = created.key;
+      onKey(created.key);
+      const keyId = uid("key");
+      replace(shown,
+        h("p", {}, h("strong", {}, "Copy your new key now. "), "It is shown this once only; Lookout keeps only a fingerprint of it."),
+        h("div", { class: "copy-row" },
+          h("label", { for: keyId, class: "visually-hidden" }, "New API key"),
+          h("input", { id: keyId, class: "key-text", readonly: true, value: created.key }),
+          copyButton(() => created.key)),
+        h("button", { type: "button", class: "link-button", onclick: () => { shown.hidden = true; } }, "I saved it — hide it"));
+      shown.hidden = false;
+      input.value = "";
+      shown.querySelector("input").focus();
+      shown.querySelector("input").select();
+      await load();
+    } catch (failure) {
+      showError(error, failure);
+    }
+  });
+
+  load();
+  return section("API keys", "keys-heading",
+    h("p", { class: "meta" }, "Programs and agents use a key to call Lookout’s REST API and MCP server for this workspace, paying with its credits."),
+    error, form, shown, list);
+}
+
+// ---- usage --------------------------------------------------------------------------------
+
+function usageSection() {
+  const body = h("div", {}, h("p", { class: "meta" }, "Loading…"));
+  (async () => {
+    try {
+      const usage = await get("/v1/usage");
+      const verbs = usage.verbs.length
+        ? h("table", {},
+          h("caption", {}, `Charges per verb, last ${usage.period_days} days`),
+          h("thead", {}, h("tr", {}, ["Verb", "Calls", "Credits"].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}, usage.verbs.map((u) => h("tr", {},
+            h("td", {}, h("code", {}, u.verb)), h("td", { class: "num" }, u.calls.toLocaleString()),
+            h("td", { class: "num" }, u.credits.toLocaleString())))))
+        : h("p", { class: "meta" }, "Nothing charged in the last 30 days.");
+      const ledger = usage.ledger.length
+        ? h("details", {}, h("summary", {}, "Recent charges and refunds"),
+          h("table", {},
+            h("thead", {}, h("tr", {}, ["When", "What", "Verb", "Credits"].map((t) => h("th", { scope: "col" }, t)))),
+            h("tbody", {}, usage.ledger.map((e) => h("tr", {},
+              h("td", {}, timeEl(e.created_at)), h("td", {}, e.kind), h("td", {}, e.verb || "—"),
+              h("td", { class: "num" }, e.amount.toLocaleString()))))))
+        : null;
+      replace(body,
+        h("p", { class: "big-number" }, h("strong", {}, (usage.balance || 0).toLocaleString()), " credits left"),
+        verbs, ledger);
+    } catch (failure) {
+      replace(body, h("p", { class: "error-box", role: "alert" }, errorText(failure)));
+    }
+  })();
+  return section("Usage", "usage-heading", body);
+}
+
+// ---- MCP connectors ----------------------------------------------------------------------
+
+function connectorsSection() {
+  const list = h("div", {});
+  const error = alertBox();
+  const headerRows = h("div", { class: "header-rows" });
+  const addHeaderRow = () => {
+    const nameId = uid("hname");
+    const valueId = uid("hvalue");
+    headerRows.append(h("div", { class: "header-row" },
+      h("div", { class: "field" }, h("label", { for: nameId }, "Header name"),
+        h("input", { id: nameId, class: "header-name", placeholder: "Authorization" })),
+      h("div", { class: "field" }, h("label", { for: valueId }, "Header value"),
+        h("input", { id: valueId, class: "header-value", type: "password", autocomplete: "off", placeholder: "Bearer …" }))));
+  };
+  addHeaderRow();
+  const form = h("form", { class: "stack-form" },
+    field("Name", { name: "name", required: true, maxlength: 100, placeholder: "e.g. tickets" }),
+    field("URL", { name: "url", type: "url", required: true, placeholder: "https://example.com/mcp" },
+      "The server’s Streamable HTTP endpoint."),
+    headerRows,
+    h("div", { class: "form-actions" },
+      h("button", { type: "button", class: "secondary small", onclick: addHeaderRow }, "Add another header"),
+      h("button", { type: "submit", class: "primary", disabled: !canEdit() }, "Add connector")));
+
+  async function load() {
+    try {
+      const { connectors } = await get(`/api/workspaces/${state.me.workspace.id}/mcp-connectors`);
+      replace(list, connectors.length ? h("ul", { class: "connector-list" }, connectors.map(row))
+        : h("p", { class: "meta" }, "No connectors yet."));
+    } catch (failure) {
+      replace(list, h("p", { class: "error-box", role: "alert" }, errorText(failure)));
+    }
+  }
+
+  function row(connector) {
+    const result = h("div", { class: "test-result", role: "status" });
+    const test = h("button", { type: "button", class: "secondary small", disabled: !canEdit() }, "Test");
+    const remove = h("button", { type: "button", class: "secondary small danger", disabled: !canEdit() }, "Remove");
+    test.addEventListener("click", async () => {
+      test.disabled = true;
+      replace(result, h("p", { class: "meta" }, "Asking the server for its tools…"));
+      try {
+        const tested = await post(`/api/workspaces/${state.me.workspace.id}/mcp-connectors/${connector.id}/test`);
+        replace(result, h("p", { class: "ok" }, `Works: ${plural(tested.tools.length, "tool")}.`),
+          h("ul", { class: "tool-names" }, tested.tools.map((t) => h("li", {}, h("code", {}, t.name), t.description ? ` — ${t.description}` : ""))));
+      } catch (failure) {
+        replace(result, h("p", { class: "error-box" }, errorText(failure)));
+      } finally {
+        test.disabled = false;
+      }
+    });
+    remove.addEventListener("click", async () => {
+      if (!window.confirm(`Remove the connector “${connector.name}”?`)) return;
+      try {
+        await del(`/api/workspaces/${state.me.workspace.id}/mcp-connectors/${connector.id}`);
+        announce(`Connector ${connector.name} removed.`);
+        await load();
+      } catch (failure) {
+        showError(error, failure);
+      }
+    });
+    const headerNames = Object.keys(connector.headers || {});
+    return h("li", { class: "connector" },
+      h("div", {}, h("strong", {}, connector.name), " ", h("code", { class: "url" }, connector.url),
+        h("p", { class: "meta" }, headerNames.length ? `Sends ${headerNames.join(", ")}` : "No headers",
+          connector.headers_readable === false ? " · unreadable: the secret key changed, add it again" : "")),
+      h("div", { class: "row-actions" }, test, remove), result);
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.hidden = true;
+    const data = new FormData(form);
+    const headers = {};
+    for (const rowEl of headerRows.children) {
+      const name = rowEl.querySelector(".header-name").value.trim();
+      if (name) headers[name] = rowEl.querySelector(".header-value").value;
+    }
+    try {
+      await post(`/api/workspaces/${state.me.workspace.id}/mcp-connectors`,
+        { name: String(data.get("name")).trim(), url: String(data.get("url")).trim(), headers });
+      form.reset();
+      announce("Connector added.");
+      await load();
+    } catch (failure) {
+      showError(error, failure);
+    }
+  });
+
+  load();
+  return section("MCP connectors", "connectors-heading",
+    h("p", { class: "meta" }, "Your own MCP servers: Lookout’s agent can use their tools in chats (with a language model configured)."),
+    list, h("h3", {}, "Add a connector"), error, form);
+}
+
+// ---- connect an agent --------------------------------------------------------------------
+
+export function agentConfigs(url, key) {
+  const auth = `Bearer ${key}`;
+  return [
+    ["Claude Code", `claude mcp add --transport http lookout ${url} --header "Authorization: ${auth}"`],
+    ["Cursor (~/.cursor/mcp.json)", JSON.stringify({ mcpServers: { lookout: { url, headers: { Authorization: auth } } } }, null, 2)],
+    ["VS Code (.vscode/mcp.json)", JSON.stringify({ servers: { lookout: { type: "http", url, headers: { Authorization: auth } } } }, null, 2)],
+    ["Windsurf (mcp_config.json)", JSON.stringify({ mcpServers: { lookout: { serverUrl: url, headers: { Authorization: auth } } } }, null, 2)],
+    ["Claude Desktop (through mcp-remote)", JSON.stringify({ mcpServers: { lookout: {
+      command: "npx", args: ["-y", "mcp-remote", url, "--header", "Authorization:${LOOKOUT_AUTH}"],
+      env: { LOOKOUT_AUTH: auth } } } }, null, 2)],
+  ];
+}
+
+function agentSection() {
+  const url = `${window.location.origin}/mcp`;
+  const body = h("div", {});
+  const draw = () => {
+    const key = lastKey || PLACEHOLDER_KEY;
+    const urlId = uid("mcp-url");
+    replace(body,
+      h("div", { class: "copy-row" },
+        h("label", { for: urlId }, "MCP server URL"),
+        h("input", { id: urlId, readonly: true, value: url, class: "key-text" }),
+        copyButton(() => url)),
+      h("p", { class: "meta" }, lastKey
+        ? "The configurations below include the key you just created."
+        : ["Create an API key above and send it as ", h("code", {}, "Authorization: Bearer lk_…"), ". Replace ",
+          h("code", {}, PLACEHOLDER_KEY), " below with it."]),
+      agentConfigs(url, key).map(([name, text]) => h("div", { class: "config" },
+        h("div", { class: "config-head" }, h("h3", {}, name), copyButton(() => text, `Copy ${name.split(" (")[0]} config`)),
+        h("pre", {}, h("code", {}, text)))));
+  };
+  draw();
+  return [section("Connect an agent", "agent-heading",
+    h("p", { class: "meta" }, "Claude, Cursor, VS Code and other MCP clients can use Lookout’s verbs (read pages, find pages, places and reviews) over the remote MCP server, paid from this workspace’s credits."),
+    body), draw];
+}
+
+/** The settings view in `root`. */
+export function renderSettings(root) {
+  document.title = "Settings · Lookout";
+  const [agent, redrawAgent] = agentSection();
+  replace(root, h("div", { class: "settings" },
+    h("h1", {}, "Settings"),
+    h("p", { class: "meta" }, `Workspace ${state.me.workspace.name} · your role: ${state.me.workspace.role}`),
+    keysSection(redrawAgent), usageSection(), connectorsSection(), agent));
+}

@@ -1,0 +1,120 @@
+// The watch of a watched chat: cadence and next run, "Run now", "Stop watching", run history.
+
+import { ApiError, del, get, post } from "./api.js";
+import { announce, fromNow, h, replace, timeEl } from "./dom.js";
+import { canEdit } from "./state.js";
+
+const STATUS_WORDS = {
+  queued: "Queued",
+  running: "Running",
+  succeeded: "Done",
+  failed: "Failed",
+  skipped: "Skipped",
+};
+
+function statusBadge(status) {
+  return h("span", { class: `badge status-${status}` }, STATUS_WORDS[status] || status || "—");
+}
+
+function runRow(run) {
+  return h("tr", {},
+    h("td", {}, timeEl(run.started_at || run.scheduled_for)),
+    h("td", {}, run.manual ? "Run now" : "Scheduled"),
+    h("td", {}, statusBadge(run.status)),
+    h("td", {}, run.error ? run.error : run.finished_at ? timeEl(run.finished_at) : ""));
+}
+
+/**
+ * The watch panel of `chat` (which has a watch). onChanged() after a stop or a run request, so
+ * the chat and the list can be reloaded.
+ */
+export class WatchPanel {
+  constructor(chat, { onChanged }) {
+    this.chat = chat;
+    this.onChanged = onChanged;
+    this.history = h("div", { class: "run-history" });
+    this.message = h("p", { class: "meta", role: "status" });
+    this.details = h("details", { class: "history" }, h("summary", {}, "Run history"), this.history);
+    this.details.addEventListener("toggle", () => this.details.open && this.loadRuns());
+    this.el = h("section", { class: "watch-panel", "aria-labelledby": "watch-heading" });
+    this.draw();
+  }
+
+  get watch() {
+    return this.chat.watch;
+  }
+
+  update(chat) {
+    this.chat = chat;
+    this.draw();
+    if (this.details.open) this.loadRuns();
+  }
+
+  draw() {
+    const watch = this.watch;
+    const runNow = h("button", { type: "button", class: "primary small", disabled: !canEdit() }, "Run now");
+    const stop = h("button", { type: "button", class: "secondary small danger", disabled: !canEdit() },
+      "Stop watching");
+    runNow.addEventListener("click", () => this.runNow(runNow));
+    stop.addEventListener("click", () => this.stop(stop));
+    const last = watch.last_run_status;
+    replace(this.el,
+      h("div", { class: "watch-summary" },
+        h("h2", { id: "watch-heading" }, h("span", { class: "badge watch" }, "Watched"), ` ${watch.schedule}`),
+        h("p", { class: "meta" },
+          watch.next_run_at ? ["Next check ", timeEl(watch.next_run_at), ` (${fromNow(watch.next_run_at)})`] : "No check planned",
+          last ? [" · last check: ", statusBadge(last)] : null,
+          watch.credits_per_month ? ` · up to ${watch.credits_per_month} credits a month` : null),
+        watch.message ? h("p", { class: "meta" }, "Question: ", h("q", {}, watch.message)) : null),
+      h("div", { class: "watch-actions" }, runNow, stop),
+      this.message,
+      this.details);
+  }
+
+  async loadRuns() {
+    try {
+      const data = await get(`/api/automations/${this.watch.id}/runs`);
+      if (!data.runs.length) {
+        replace(this.history, h("p", { class: "meta" }, "No runs yet."));
+        return;
+      }
+      replace(this.history, h("table", {},
+        h("caption", { class: "visually-hidden" }, "Runs of this watch, newest first"),
+        h("thead", {}, h("tr", {}, ["When", "Kind", "Status", "Finished"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, data.runs.map(runRow))));
+    } catch (error) {
+      replace(this.history, h("p", { class: "error-box", role: "alert" }, error.message));
+    }
+  }
+
+  say(text) {
+    this.message.textContent = text;
+  }
+
+  async runNow(button) {
+    button.disabled = true;
+    try {
+      await post(`/api/automations/${this.watch.id}/run`);
+      this.say("Check queued. The result will appear in this chat.");
+      announce("Check queued.");
+      if (this.details.open) this.loadRuns();
+    } catch (error) {
+      this.say(error instanceof ApiError ? error.message : "Could not queue the check.");
+    } finally {
+      window.setTimeout(() => { button.disabled = !canEdit(); }, 1500);
+    }
+  }
+
+  async stop(button) {
+    if (!window.confirm("Stop watching? This chat will be a normal chat again.")) return;
+    button.disabled = true;
+    try {
+      await del(`/api/automations/${this.watch.id}`);
+      announce("Stopped watching.");
+      this.onChanged();
+    } catch (error) {
+      this.say(error.message);
+      button.disabled = false;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+"""Browser tests: Debian's headless Chromium, driven by Playwright, against the real service (web
+app on a free port, Postgres, Redis and a real `lookout worker`).
+
+Screenshots of the main states go to tests/e2e/output/<test name>/ (not checked in)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from playwright.async_api import Browser, Page, async_playwright
+
+from lookout import app
+from lookout.settings import Settings
+from tests.integration import workers
+
+OUTPUT = Path(__file__).parent / "output"
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium; skipped when absent locally, a failure in CI (which installs it)."""
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: .ci/run installs it with apt-get")
+        pytest.skip("Debian's chromium is not installed here (apt-get install -y chromium)")
+    return path
+
+
+@pytest.fixture
+async def lookout_url(aiohttp_server: Any, settings: Settings) -> str:
+    """The whole web process (page, API, SSE) on a free local port."""
+    server = await aiohttp_server(app.create_app(settings))
+    return str(server.make_url("")).rstrip("/")
+
+
+@pytest.fixture
+def worker(settings: Settings) -> Iterator[Path]:
+    with workers.running_worker(settings, threads=2) as log:
+        yield log
+
+
+@dataclasses.dataclass
+class Bakery:
+    """A local page whose content the test changes; `delay` slows every answer."""
+
+    url: str
+    lines: list[str]
+    delay: float = 0.0
+
+
+@pytest.fixture
+async def bakery(aiohttp_server: Any) -> Bakery:
+    import asyncio
+
+    holder: dict[str, Bakery] = {}
+
+    async def page(request: web.Request) -> web.Response:
+        site = holder["site"]
+        await asyncio.sleep(site.delay)
+        items = "".join(f"<li>{line}</li>" for line in site.lines)
+        html = (
+            "<!doctype html><html><head><title>Corner Bakery opening hours</title></head><body>"
+            "<main><h1>Corner Bakery</h1><p>Fresh bread on Baker Street since 1998. "
+            "Everything is baked on the premises every morning.</p>"
+            f"<h2>This week</h2><ul>{items}</ul></main></body></html>"
+        )
+        return web.Response(text=html, content_type="text/html")
+
+    site_app = web.Application()
+    site_app.router.add_get("/hours", page)
+    server = await aiohttp_server(site_app)
+    holder["site"] = Bakery(
+        url=str(server.make_url("/hours")),
+        lines=["Monday to Friday: open from early morning", "Seasonal: pumpkin loaf"],
+    )
+    return holder["site"]
+
+
+@pytest.fixture
+async def browser(chromium: str) -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium, args=BROWSER_ARGS, headless=True
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@dataclasses.dataclass
+class Tab:
+    """A page plus what a person would notice going wrong: script errors, CSP violations."""
+
+    page: Page
+    shots: Path
+    errors: list[str]
+
+    async def shot(self, name: str) -> None:
+        await self.page.screenshot(path=str(self.shots / f"{name}.png"), full_page=False)
+
+
+async def open_tab(browser: Browser, shots: Path, viewport: dict[str, int]) -> Tab:
+    context = await browser.new_context(viewport=viewport)  # type: ignore[arg-type]
+    page = await context.new_page()
+    page.set_default_timeout(20_000)
+    tab = Tab(page=page, shots=shots, errors=[])
+    page.on("pageerror", lambda error: tab.errors.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: (
+            tab.errors.append(f"console: {message.text}")
+            if message.type == "error" and "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    return tab
+
+
+@pytest.fixture
+def shots_dir(request: pytest.FixtureRequest) -> Path:
+    folder = OUTPUT / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+async def desktop(browser: Browser, shots_dir: Path) -> AsyncIterator[Tab]:
+    tab = await open_tab(browser, shots_dir, DESKTOP)
+    yield tab
+    await tab.page.context.close()
+
+
+@pytest.fixture
+async def phone(browser: Browser, shots_dir: Path) -> AsyncIterator[Tab]:
+    tab = await open_tab(browser, shots_dir, PHONE)
+    yield tab
+    await tab.page.context.close()
