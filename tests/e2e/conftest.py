@@ -5,6 +5,7 @@ Screenshots of the main states go to tests/e2e/output/<test name>/ (not checked 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import re
@@ -40,10 +41,71 @@ def chromium() -> str:
 
 
 @pytest.fixture
-async def lookout_url(aiohttp_server: Any, settings: Settings) -> str:
-    """The whole web process (page, API, SSE) on a free local port."""
+async def lookout_url(settings: Settings, aiohttp_server: Any) -> str:
+    """The whole web process (page, API, SSE) on a free local port (stopped before its database
+    is dropped: `settings` comes first)."""
     server = await aiohttp_server(app.create_app(settings))
     return str(server.make_url("")).rstrip("/")
+
+
+class Line:
+    """A TCP proxy in front of the web process: cut() is a network drop (every open connection
+    reset, new ones refused) until mend()."""
+
+    def __init__(self, target: str) -> None:
+        self.host, port = target.split("//", 1)[1].rsplit(":", 1)
+        self.target_port = int(port)
+        self.down = False
+        self.open: set[asyncio.StreamWriter] = set()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, self.host, 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"http://{self.host}:{port}"
+
+    async def stop(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    def cut(self) -> None:
+        self.down = True
+        for writer in list(self.open):
+            writer.transport.abort()
+        self.open.clear()
+
+    def mend(self) -> None:
+        self.down = False
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.down:
+            writer.transport.abort()
+            return
+        up_reader, up_writer = await asyncio.open_connection(self.host, self.target_port)
+        self.open.update({writer, up_writer})
+        await asyncio.gather(
+            self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True
+        )
+
+    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        try:
+            while chunk := await source.read(65536):
+                sink.write(chunk)
+                await sink.drain()
+        finally:
+            self.open.discard(sink)
+            sink.transport.abort()
+
+
+@pytest.fixture
+async def line(lookout_url: str) -> AsyncIterator[tuple[Line, str]]:
+    """(the proxy, the URL of the web process through it)."""
+    proxy = Line(lookout_url)
+    url = await proxy.start()
+    yield proxy, url
+    await proxy.stop()
 
 
 @pytest.fixture
@@ -63,8 +125,6 @@ class Bakery:
 
 @pytest.fixture
 async def bakery(aiohttp_server: Any) -> Bakery:
-    import asyncio
-
     holder: dict[str, Bakery] = {}
 
     async def page(request: web.Request) -> web.Response:

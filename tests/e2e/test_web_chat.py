@@ -10,7 +10,7 @@ import httpx
 import pytest
 from playwright.async_api import Dialog, Page, expect
 
-from tests.e2e.conftest import PASSWORD, Bakery, Tab
+from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -134,4 +134,147 @@ async def test_ask_watch_see_the_change_live_stop_and_manage_keys(
         await expect(row).to_contain_text("Revoked")
         assert (await client.get("/api/me", headers=headers)).status_code == 401
     await desktop.shot("08-key-revoked")
+    assert desktop.errors == []
+
+
+async def session_client(page: Page, base: str) -> httpx.AsyncClient:
+    """An HTTP client signed in as the browser's user (same cookie, same Origin)."""
+    cookies = {c["name"]: c["value"] for c in await page.context.cookies()}
+    return httpx.AsyncClient(base_url=base, cookies=cookies, headers={"Origin": base})
+
+
+async def test_on_a_phone_answers_survive_a_reload_and_a_network_drop(
+    line: tuple[Line, str], lookout_url: str, worker: Path, bakery: Bakery, phone: Tab
+) -> None:
+    page = phone.page
+    direct_url = lookout_url
+    accept_dialogs(page)
+    proxy, lookout_url = line
+
+    # Given a person who signs up with the keyboard alone, on a phone-sized screen
+    await page.goto(lookout_url + "/")
+    await page.get_by_role("button", name="Create an account").click()
+    email = f"phone-{uuid.uuid4().hex[:8]}@example.com"
+    await page.keyboard.type(email)
+    await page.keyboard.press("Tab")
+    await page.keyboard.type(PASSWORD)
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_test_id("balance")).to_have_text("100 credits")
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await phone.shot("01-phone-home")
+
+    # When they ask about a slow page and reload the page while the answer is on its way
+    bakery.delay = 2.5
+    await page.get_by_role("link", name="Start a new chat").click()
+    await say(page, f"what is on {bakery.url} right now?")
+    await expect(page.locator("details.tool-card")).to_contain_text("Working…")
+    await page.reload()
+
+    # Then the turn in flight is picked up again and finishes, once
+    card = page.locator("details.tool-card")
+    await expect(card).to_contain_text("Corner Bakery opening hours")
+    await expect(page.locator(".message.assistant")).to_have_count(1)
+    await expect(page.locator(".message.user")).to_have_count(1)
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await phone.shot("02-phone-answer-after-reload")
+
+    # When the chat is watched and the network drops while a check runs
+    bakery.delay = 0.0
+    await say(page, f"keep an eye on {bakery.url} every hour")
+    await expect(page.locator(".watch-panel")).to_contain_text("every hour")
+    proxy.cut()
+    await page.context.set_offline(True)
+    connection = page.locator(".connection")
+    await expect(connection).to_contain_text("reconnecting", timeout=15_000)
+    bakery.lines = [*bakery.lines, "New: cinnamon buns on Saturdays"]
+    async with await session_client(page, direct_url) as client:
+        [watch] = (await client.get("/api/automations/watches")).json()["data"]["watches"]
+        assert (await client.post(f"/api/automations/{watch['id']}/run")).status_code == 202
+        for _ in range(100):
+            runs = (await client.get(f"/api/automations/{watch['id']}/runs")).json()["data"]
+            if runs["runs"][0]["status"] == "succeeded":
+                break
+            await page.wait_for_timeout(200)
+    await phone.shot("03-phone-offline")
+
+    # Then, back online, the page resumes where it stopped and shows the change it missed
+    proxy.mend()
+    await page.context.set_offline(False)
+    await expect(page.locator(".diff-added")).to_contain_text("cinnamon buns", timeout=30_000)
+    await expect(connection).to_be_hidden()
+    await page.locator(".diff-added").scroll_into_view_if_needed()
+    await phone.shot("04-phone-change-after-reconnect")
+
+    # When they rename the chat from the phone
+    await page.get_by_role("button", name="Rename").click()
+    await page.get_by_label("Chat title").fill("Bakery hours")
+    await page.get_by_label("Chat title").press("Enter")
+    await expect(page.locator("h1.chat-title")).to_have_text("Bakery hours")
+
+    # Then the chat list (behind the Chats button) shows the new name and the watch
+    await page.get_by_role("button", name="Chats").click()
+    item = page.locator(".chat-item").first
+    await expect(item).to_contain_text("Bakery hours")
+    await expect(item).to_contain_text("Watched · every hour")
+    await expect(page.locator("#sidebar")).to_be_in_viewport(ratio=1)
+    await page.wait_for_timeout(300)  # the slide-in, for the screenshot
+    await phone.shot("05-phone-chat-list")
+    await page.keyboard.press("Escape")
+    assert phone.errors == []
+
+
+async def test_settings_connect_an_agent_usage_and_connectors(
+    lookout_url: str, bakery: Bakery, desktop: Tab
+) -> None:
+    page = desktop.page
+    accept_dialogs(page)
+    await sign_up(page, lookout_url)
+    await expect(page.get_by_test_id("balance")).to_have_text("100 credits")
+
+    # Given a chat that read a page (one credit)
+    await page.get_by_role("link", name="+ New chat").click()
+    await say(page, f"summarize {bakery.url}")
+    await expect(page.locator("details.tool-card .tool-status")).to_have_text("Done")
+
+    # When they open the settings and create a key
+    await page.get_by_role("link", name="Settings").click()
+    await page.get_by_label("Name").first.fill("agent")
+    await page.get_by_role("button", name="Create key").click()
+    key = await page.get_by_label("New API key").input_value()
+
+    # Then usage shows the charge per verb, and the agent panel has the MCP URL and configs
+    usage = page.locator("section[aria-labelledby=usage-heading]")
+    await expect(usage).to_contain_text("99")
+    await expect(usage.locator("tbody tr").first).to_contain_text("web.scrape")
+    agent = page.locator("section[aria-labelledby=agent-heading]")
+    await expect(agent.get_by_label("MCP server URL")).to_have_value(lookout_url + "/mcp")
+    await expect(agent.locator("pre").first).to_contain_text(f"Authorization: Bearer {key}")
+    await expect(agent).to_contain_text("Cursor")
+
+    # When they add Lookout's own MCP server as a connector (with the key) and test it
+    connectors = page.locator("section[aria-labelledby=connectors-heading]")
+    await connectors.get_by_label("Name", exact=True).fill("self")
+    await connectors.get_by_label("URL").fill(lookout_url + "/mcp")
+    await connectors.get_by_label("Header name").fill("Authorization")
+    await connectors.get_by_label("Header value").fill(f"Bearer {key}")
+    await connectors.get_by_role("button", name="Add connector").click()
+    row = connectors.locator("li.connector")
+    await expect(row).to_contain_text("Sends Authorization")
+    await row.get_by_role("button", name="Test").click()
+
+    # Then the connector answers with its tools
+    await expect(row.locator(".test-result")).to_contain_text("web_scrape")
+    await connectors.scroll_into_view_if_needed()
+    await desktop.shot("01-settings-connectors")
+    await agent.scroll_into_view_if_needed()
+    await desktop.shot("02-settings-connect-an-agent")
+
+    # When they remove it, Then it is gone
+    await row.get_by_role("button", name="Remove").click()
+    await expect(connectors.locator("li.connector")).to_have_count(0)
+    await expect(connectors).to_contain_text("No connectors yet.")
+
+    # When they sign out, Then the sign-in form is back and signing in restores their chats
+    await page.get_by_role("button", name="Sign out").click()
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert desktop.errors == []

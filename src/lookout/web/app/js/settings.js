@@ -20,6 +20,11 @@ function errorText(error) {
   return error instanceof ApiError ? error.message : "Something went wrong; try again.";
 }
 
+function firstSentence(text) {
+  const match = text.match(/^.*?[.!?](\s|$)/);
+  return (match ? match[0] : text).trim();
+}
+
 function section(title, id, ...body) {
   return h("section", { class: "card", "aria-labelledby": id }, h("h2", { id }, title), body);
 }
@@ -198,7 +203,8 @@ function connectorsSection() {
       try {
         const tested = await post(`/api/workspaces/${state.me.workspace.id}/mcp-connectors/${connector.id}/test`);
         replace(result, h("p", { class: "ok" }, `Works: ${plural(tested.tools.length, "tool")}.`),
-          h("ul", { class: "tool-names" }, tested.tools.map((t) => h("li", {}, h("code", {}, t.name), t.description ? ` — ${t.description}` : ""))));
+          h("ul", { class: "tool-names" }, tested.tools.map((t) => h("li", { title: t.description || "" }, h("code", {}, t.name),
+            t.description ? ` — ${firstSentence(t.description)}` : ""))));
       } catch (failure) {
         replace(result, h("p", { class: "error-box" }, errorText(failure)));
       } finally {
@@ -279,8 +285,9 @@ function agentSection() {
         ? "The configurations below include the key you just created."
         : ["Create an API key above and send it as ", h("code", {}, "Authorization: Bearer lk_…"), ". Replace ",
           h("code", {}, PLACEHOLDER_KEY), " below with it."]),
-      agentConfigs(url, key).map(([name, text]) => h("div", { class: "config" },
-        h("div", { class: "config-head" }, h("h3", {}, name), copyButton(() => text, `Copy ${name.split(" (")[0]} config`)),
+      agentConfigs(url, key).map(([name, text], index) => h("details", { class: "config", open: index === 0 },
+        h("summary", {}, name),
+        h("div", { class: "config-head" }, copyButton(() => text, `Copy ${name.split(" (")[0]} config`)),
         h("pre", {}, h("code", {}, text)))));
   };
   draw();
@@ -293,8 +300,17 @@ function agentSection() {
 export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
+  const sections = [keysSection(redrawAgent), usageSection(), connectorsSection(), agent];
+  const jump = (target) => () => {
+    target.scrollIntoView({ block: "start" });
+    target.querySelector("h2").setAttribute("tabindex", "-1");
+    target.querySelector("h2").focus();
+  };
   replace(root, h("div", { class: "settings" },
     h("h1", {}, "Settings"),
     h("p", { class: "meta" }, `Workspace ${state.me.workspace.name} · your role: ${state.me.workspace.role}`),
-    keysSection(redrawAgent), usageSection(), connectorsSection(), agent));
+    h("nav", { class: "settings-nav", "aria-label": "Settings sections" },
+      sections.map((el) => h("button", { type: "button", class: "secondary small", onclick: jump(el) },
+        el.querySelector("h2").textContent))),
+    sections));
 }

@@ -47,12 +47,15 @@ export function renderShell(root, { onSignOut }) {
     h("h2", { class: "sidebar-heading" }, "Your chats"),
     list);
   const main = h("main", { id: "main", class: "view", tabindex: "-1" });
+  const backdrop = h("div", { class: "backdrop", hidden: true });
+  backdrop.addEventListener("click", () => setOpen(false));
   let current = null;
 
-  const setOpen = (open) => {
+  function setOpen(open) {
     sidebar.classList.toggle("open", open);
+    backdrop.hidden = !open;
     toggle.setAttribute("aria-expanded", String(open));
-  };
+  }
   toggle.addEventListener("click", () => {
     const open = !sidebar.classList.contains("open");
     setOpen(open);
@@ -98,7 +101,7 @@ export function renderShell(root, { onSignOut }) {
   on("chats", drawList);
   drawHeader();
   drawList();
-  replace(root, header, h("div", { class: "layout" }, sidebar, main));
+  replace(root, header, h("div", { class: "layout" }, sidebar, backdrop, main));
   root.setAttribute("aria-busy", "false");
   return {
     main,

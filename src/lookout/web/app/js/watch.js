@@ -65,7 +65,7 @@ export class WatchPanel {
           watch.next_run_at ? ["Next check ", timeEl(watch.next_run_at), ` (${fromNow(watch.next_run_at)})`] : "No check planned",
           last ? [" · last check: ", statusBadge(last)] : null,
           watch.credits_per_month ? ` · up to ${watch.credits_per_month} credits a month` : null),
-        watch.message ? h("p", { class: "meta" }, "Question: ", h("q", {}, watch.message)) : null),
+        watch.message ? h("p", { class: "meta question" }, "Question: ", h("q", {}, watch.message)) : null),
       h("div", { class: "watch-actions" }, runNow, stop),
       this.message,
       this.details);
