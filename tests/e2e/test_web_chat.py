@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from playwright.async_api import Dialog, Page, expect
 
+from lookout import app
+from lookout.settings import Settings
 from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab
 
 pytestmark = pytest.mark.timeout(240)
@@ -277,4 +281,29 @@ async def test_settings_connect_an_agent_usage_and_connectors(
     # When they sign out, Then the sign-in form is back and signing in restores their chats
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert desktop.errors == []
+
+
+async def test_a_failed_verb_call_reads_as_a_sentence(
+    settings: Settings, aiohttp_server: Any, bakery: Bakery, desktop: Tab
+) -> None:
+    # Given a service whose new workspaces start with no credits
+    broke = dataclasses.replace(settings, default_credits=0)
+    server = await aiohttp_server(app.create_app(broke))
+    page = desktop.page
+    await sign_up(page, str(server.make_url("")).rstrip("/"))
+    await expect(page.get_by_test_id("balance")).to_have_text("0 credits")
+
+    # When they ask about a page
+    await page.get_by_role("link", name="+ New chat").click()
+    await say(page, f"what is on {bakery.url} right now?")
+
+    # Then the card says the call failed and why, and the answer says it in words
+    card = page.locator("details.tool-card")
+    await expect(card.locator(".tool-status")).to_have_text("Failed")
+    await card.locator("summary").click()
+    await expect(card.locator(".tool-body")).to_contain_text("ask the workspace owner to add credits")
+    answer = page.locator(".message.assistant .text").last
+    await expect(answer).to_contain_text("I couldn't get 127.0.0.1")
+    await desktop.shot("01-failed-call")
     assert desktop.errors == []

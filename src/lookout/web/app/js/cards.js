@@ -23,8 +23,9 @@ export function host(url) {
 function plainText(markdown) {
   return (markdown || "").split("\n")
     .filter((line) => !/^\s*#/.test(line))
-    .map((line) => line.replace(/^\s*(?:[-*+]|\d+\.)\s+/, "").replace(/[*_`]+/g, ""))
-    .join(" ");
+    .map((line) => line.replace(/^\s*(?:[-*+]|\d+\.)\s+/, "").replace(/[*_`]+/g, "").trim())
+    .filter(Boolean)
+    .reduce((text, line) => (!text ? line : /[.!?:;]$/.test(text) ? `${text} ${line}` : `${text} · ${line}`), "");
 }
 
 function excerpt(text) {
