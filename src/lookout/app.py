@@ -16,6 +16,8 @@ from lookout.agent import graph
 from lookout.capabilities import fetch
 from lookout.chat import hub
 from lookout.db import checkpointer, pool
+from lookout.ops import http as ops_http
+from lookout.ops import shutdown
 from lookout.settings import Settings
 
 TURN_SHUTDOWN_GRACE_S = 30.0
@@ -75,7 +77,8 @@ async def _turns_ctx(app: web.Application) -> AsyncIterator[None]:
 
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
-        middlewares=[middleware.error_middleware], client_max_size=settings.max_body_bytes
+        middlewares=[ops_http.observe, middleware.error_middleware, ops_http.bind_ids],
+        client_max_size=settings.max_body_bytes,
     )
     broker.setup(settings)  # the web process enqueues jobs
     app[appkeys.SETTINGS] = settings
@@ -83,4 +86,5 @@ def create_app(settings: Settings) -> web.Application:
     # Cleanup runs in reverse: turns finish before the pools they use close.
     app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx, _graph_ctx, _turns_ctx])
     routes.setup_routes(app)
+    app.on_shutdown.append(shutdown.drain)  # before cleanup: pools are still open
     return app

@@ -14,6 +14,7 @@ from dramatiq.middleware.asyncio import AsyncIO
 from periodiq import PeriodiqMiddleware
 
 from lookout.actors import runtime
+from lookout.ops import messages, shutdown
 from lookout.settings import Settings
 
 # Ticks older than this are dropped by workers: a late dispatcher run is worse than a skipped one.
@@ -27,6 +28,8 @@ def build(settings: Settings) -> RedisBroker:
     broker.add_middleware(AsyncIO())
     broker.add_middleware(PeriodiqMiddleware(skip_delay=PERIODIQ_SKIP_DELAY_S))
     broker.add_middleware(runtime.Resources(settings))
+    broker.add_middleware(messages.Observability(settings))  # request ids across the queue
+    broker.add_middleware(shutdown.GracefulStop(settings.shutdown_grace_s))
     return broker
 
 

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lookout import errors, logs
+from lookout.ops import multiproc
 from lookout.settings import Settings
 
 
@@ -32,7 +33,8 @@ def cmd_web(args: argparse.Namespace) -> int:
     from lookout import app
 
     settings = _settings()
-    logs.configure(settings.log_format)
+    multiproc.prepare(settings)  # before prometheus_client is imported
+    logs.configure(settings.log_format, settings.log_level)
     web.run_app(app.create_app(settings), host=settings.host, port=settings.port, print=None)
     return 0
 
@@ -46,11 +48,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
     processes = str(args.processes or settings.worker_processes)
     threads = str(args.threads or settings.worker_threads)
     argv = [_bin("dramatiq"), "lookout.worker", "--processes", processes, "--threads", threads]
+    multiproc.prepare(settings)  # the worker processes inherit the metrics directory
+    # A backstop only: GracefulStop interrupts what still runs when the grace period ends.
+    argv += ["--worker-shutdown-timeout", str(int((settings.shutdown_grace_s + 10) * 1000))]
     os.execv(argv[0], argv)
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
-    _settings()  # fail here, naming the missing setting, rather than inside periodiq
+    multiproc.prepare(_settings())  # fails here, naming a missing setting, not in periodiq
     os.environ.setdefault("TZ", "UTC")
     argv = [_bin("periodiq"), "lookout.worker"]
     os.execv(argv[0], argv)
@@ -115,8 +120,18 @@ def cmd_admin(args: argparse.Namespace) -> int:
         print(f"enqueued {len(run_ids)} watch run(s)")
         return 0
 
+    async def status(db: Any) -> int:
+        from lookout.ops import status as ops_status
+
+        settings = _settings()
+        max_overdue = args.max_overdue
+        if max_overdue is None:
+            max_overdue = settings.status_max_overdue_s
+        return await ops_status.report(db, settings, max_overdue_s=max_overdue, as_json=args.json)
+
     actions = {
         "dispatch": dispatch_now,
+        "status": status,
         "create-user": create_user,
         "create-workspace": create_workspace,
         "grant-credits": grant_credits,
@@ -168,6 +183,9 @@ def _admin_parser(admin: argparse.ArgumentParser) -> None:
     key.add_argument("workspace_id")
     key.add_argument("--name", required=True)
     actions.add_parser("dispatch", help="run one pass of the watch dispatcher now")
+    status = actions.add_parser("status", help="queues, watches and runs; exit 1 when late")
+    status.add_argument("--max-overdue", type=float, metavar="SECONDS")
+    status.add_argument("--json", action="store_true")
     admin.set_defaults(func=cmd_admin)
 
 

@@ -78,6 +78,13 @@ class Settings:
     worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 2)
     worker_threads: int = _field("LOOKOUT_WORKER_THREADS", 8)
     log_format: str = _field("LOOKOUT_LOG_FORMAT", "text")
+    log_level: str = _field("LOOKOUT_LOG_LEVEL", "INFO")
+    metrics_token: str = _field("LOOKOUT_METRICS_TOKEN", "", secret=True)
+    metrics_port: int = _field("LOOKOUT_METRICS_PORT", 0)
+    metrics_host: str = _field("LOOKOUT_METRICS_HOST", "127.0.0.1")
+    metrics_dir: str = _field("LOOKOUT_METRICS_DIR", "")
+    shutdown_grace_s: float = _field("LOOKOUT_SHUTDOWN_GRACE_S", 30.0)
+    status_max_overdue_s: float = _field("LOOKOUT_STATUS_MAX_OVERDUE_S", 300.0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

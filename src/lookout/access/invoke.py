@@ -15,6 +15,7 @@ from lookout.access import credits, envelope, jobs, ratelimit
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
+from lookout.ops import instrument
 
 Progress = Callable[[int, int], Awaitable[None]]
 # An inline call holds its reservation this long before the sweeper may refund it.
@@ -60,6 +61,7 @@ async def rate_limit(services: Services, principal: Principal) -> ratelimit.Deci
     return await ratelimit.enforce(services.redis, subject=subject, limit=limit)
 
 
+@instrument.verb_call
 async def invoke(
     services: Services,
     verb_name: str,

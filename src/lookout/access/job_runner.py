@@ -12,6 +12,7 @@ from lookout.access import credits, jobs
 from lookout.access.services import Services
 from lookout.capabilities import registry
 from lookout.db import repo
+from lookout.ops import instrument
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +20,7 @@ LEASE_S = 60.0
 _PROGRESS_EVERY_S = 0.5
 
 
+@instrument.job
 async def execute(services: Services, job_id: uuid.UUID) -> None:
     """Claim and run a job once; a redelivered message for a finished or live job does nothing."""
     job = await repo.claim_job(services.db, job_id=job_id, lease_s=LEASE_S)
@@ -42,6 +44,7 @@ async def execute(services: Services, job_id: uuid.UUID) -> None:
             reserved=verb.max_units(data) * verb.price,
             charged=verb.billable_units(result) * verb.price,
         )
+        instrument.job_charged(job.verb, job.door, charged)
     else:
         await credits.refund(services.db, workspace_id=job.workspace_id, request_id=job.request_id)
     await repo.finish_job(

@@ -61,7 +61,8 @@ class Resources(dramatiq.Middleware):
             raise RuntimeError("the AsyncIO middleware must come before Resources")
         loop_thread.run_coroutine(self._open())
 
-    def before_worker_shutdown(self, broker: dramatiq.Broker, worker: Any) -> None:
+    def after_worker_shutdown(self, broker: dramatiq.Broker, worker: Any) -> None:
+        # After, not before: messages still running in the grace period use the pools.
         loop_thread = get_event_loop_thread()
         if loop_thread is not None and self._stack is not None:
             loop_thread.run_coroutine(self._close())

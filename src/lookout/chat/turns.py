@@ -19,6 +19,7 @@ from lookout.agent import graph
 from lookout.agent.context import TurnContext, WatchTools
 from lookout.chat import events, lease, parts
 from lookout.db import repo
+from lookout.ops import instrument
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ async def begin(
     return Turn(uuid.uuid4(), chat, token, uuid.uuid4(), source, run_id)
 
 
+@instrument.chat_turn
 async def execute(
     services: Services,
     chat_graph: graph.Graph,

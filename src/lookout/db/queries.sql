@@ -508,3 +508,36 @@ WHERE id = $1 AND status = 'queued';
 SELECT coalesce(k.created_by, w.owner_id)
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.id = $1;
+
+-- name: status_watches
+-- Enabled watches due now, those due more than $1 s ago, and how late the oldest is (seconds).
+SELECT count(*) AS due,
+       count(*) FILTER (WHERE next_run_at < now() - make_interval(secs => $1)) AS overdue,
+       extract(epoch FROM now() - min(next_run_at))::float8 AS oldest_due_s
+FROM automations WHERE enabled AND next_run_at <= now();
+
+-- name: status_runs_last_hour
+-- Watch runs created in the last hour, by status.
+SELECT status, count(*) AS count FROM automation_runs
+WHERE created_at > now() - interval '1 hour'
+GROUP BY status;
+
+-- name: status_stuck_runs
+-- Running runs whose lease ran out (their worker stopped renewing it), most overdue first.
+SELECT id, automation_id, workspace_id, attempts, started_at, lease_until,
+       extract(epoch FROM now() - lease_until)::float8 AS past_lease_s
+FROM automation_runs
+WHERE status = 'running' AND lease_until < now()
+ORDER BY lease_until LIMIT $1;
+
+-- name: status_jobs
+-- Jobs queued or running now, and jobs that finished in the last hour, by status.
+SELECT status, count(*) AS count FROM jobs
+WHERE status IN ('queued', 'running') OR finished_at > now() - interval '1 hour'
+GROUP BY status;
+
+-- name: release_job
+-- A running job cut off by a worker shutdown goes back to the queue at once (no lease wait).
+UPDATE jobs SET status = 'queued', lease_until = NULL
+WHERE id = $1 AND status = 'running'
+RETURNING id;

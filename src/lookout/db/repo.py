@@ -787,3 +787,44 @@ async def expire_queued_run(db: Executor, *, run_id: uuid.UUID) -> None:
 async def get_key_acting_user(db: Executor, *, key_id: uuid.UUID) -> uuid.UUID | None:
     user_id = await fetchval(db, "get_key_acting_user", key_id)
     return user_id if isinstance(user_id, uuid.UUID) else None
+
+
+@dataclasses.dataclass(frozen=True)
+class StuckRun(Row):
+    id: uuid.UUID
+    automation_id: uuid.UUID
+    workspace_id: uuid.UUID
+    attempts: int
+    started_at: dt.datetime | None
+    lease_until: dt.datetime
+    past_lease_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class WatchesDue(Row):
+    due: int
+    overdue: int
+    oldest_due_s: float | None
+
+
+async def status_watches(db: Executor, *, overdue_s: float) -> WatchesDue:
+    found = WatchesDue.from_row(await fetchrow(db, "status_watches", overdue_s))
+    assert found is not None  # an aggregate always answers one row
+    return found
+
+
+async def status_runs_last_hour(db: Executor) -> dict[str, int]:
+    return {row["status"]: row["count"] for row in await fetch(db, "status_runs_last_hour")}
+
+
+async def status_stuck_runs(db: Executor, *, limit: int) -> list[StuckRun]:
+    rows = await fetch(db, "status_stuck_runs", limit)
+    return [run for row in rows if (run := StuckRun.from_row(row))]
+
+
+async def status_jobs(db: Executor) -> dict[str, int]:
+    return {row["status"]: row["count"] for row in await fetch(db, "status_jobs")}
+
+
+async def release_job(db: Executor, *, job_id: uuid.UUID) -> bool:
+    return await fetchval(db, "release_job", job_id) is not None

@@ -15,6 +15,7 @@ from lookout.routes import (
     jobs,
     keys,
     mcp,
+    metrics,
     page,
     verbs,
 )
@@ -23,6 +24,7 @@ from lookout.routes import (
 def setup_routes(app: web.Application) -> None:
     app.router.add_get("/healthz", health.healthz)
     app.router.add_get("/readyz", health.readyz)
+    metrics.setup(app)  # GET /metrics: behind a token, or on a private port
     # The web page: the app shell and its versioned static assets.
     site = page.Site.load()
     app.router.add_get("/", site.index)

@@ -18,6 +18,7 @@ from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.chat import chats, events, parts, turns
 from lookout.db import repo
+from lookout.ops import shutdown
 from lookout.routes import common
 from lookout.schema import chats as schema
 from lookout.watches import service, tools
@@ -207,7 +208,7 @@ async def _sse(
         open_streams = request.app[appkeys.STREAMS]
         open_streams.add(response)
         try:
-            async for entry_id, data in frames:
+            async for entry_id, data in shutdown.until_stopped(response, frames):
                 await response.send(data, id=entry_id)
         except ConnectionResetError:
             pass  # the client left; the turn itself goes on

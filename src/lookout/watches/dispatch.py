@@ -14,6 +14,7 @@ import uuid
 import asyncpg
 
 from lookout.db import repo
+from lookout.ops import metrics
 from lookout.watches import schedule
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ async def claim_batch(db: asyncpg.Pool, now: dt.datetime) -> tuple[list[uuid.UUI
         if not due:
             return [], 0
         ids = [row["id"] for row in due]
+        metrics.observe_dispatch_lag(now, [row["next_run_at"] for row in due])
         run_ids = await repo.insert_runs_batch(
             conn,
             automation_ids=ids,

@@ -11,6 +11,7 @@ from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.chat import events, parts, turns
 from lookout.db import repo
+from lookout.ops import instrument
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +19,7 @@ RUN_LEASE_S = 90.0
 OUT_OF_CREDITS = "insufficient_credits"
 
 
+@instrument.watch_run
 async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
     """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
     run = await repo.claim_run(services.db, run_id=run_id, lease_s=RUN_LEASE_S)

@@ -1,0 +1,1 @@
+"""Operations: metrics, log context, graceful shutdown, and the admin status report."""
