@@ -302,8 +302,40 @@ async def test_a_failed_verb_call_reads_as_a_sentence(
     card = page.locator("details.tool-card")
     await expect(card.locator(".tool-status")).to_have_text("Failed")
     await card.locator("summary").click()
-    await expect(card.locator(".tool-body")).to_contain_text("ask the workspace owner to add credits")
+    await expect(card.locator(".tool-body")).to_contain_text(
+        "ask the workspace owner to add credits"
+    )
     answer = page.locator(".message.assistant .text").last
     await expect(answer).to_contain_text("I couldn't get 127.0.0.1")
     await desktop.shot("01-failed-call")
+    assert desktop.errors == []
+
+
+async def test_a_slow_call_shows_its_job_progress(
+    settings: Settings, aiohttp_server: Any, worker: Path, bakery: Bakery, desktop: Tab
+) -> None:
+    # Given a service that hands long calls to a background job at once
+    quick = dataclasses.replace(settings, job_wait_s=0.1)
+    server = await aiohttp_server(app.create_app(quick))
+    page = desktop.page
+    await sign_up(page, str(server.make_url("")).rstrip("/"))
+    bakery.delay = 3.0
+
+    # When they ask to compare more pages than are read inline
+    await page.get_by_role("link", name="+ New chat").click()
+    urls = " ".join(f"{bakery.url}?branch={n}" for n in range(6))
+    await say(page, f"compare {urls}")
+
+    # Then a progress bar shows while the job runs, and the result arrives in the card
+    bar = page.locator(".job progress")
+    await expect(bar).to_be_visible(timeout=15_000)
+    await expect(bar).to_have_attribute("aria-label", re.compile("Working in the background"))
+    await desktop.shot("01-job-progress")
+    card = page.locator("details.tool-card")
+    await expect(card.locator(".tool-status")).to_have_text("Done", timeout=30_000)
+    await expect(bar).to_have_count(0)
+    await expect(page.locator(".message.assistant .text").last).to_contain_text(
+        "Here are the 6 pages side by side"
+    )
+    await desktop.shot("02-job-done")
     assert desktop.errors == []

@@ -126,7 +126,10 @@ function inputList(input) {
 /** What the call was about, in a few words: the URL, query or place. */
 function target(input) {
   if (!input) return "";
-  if (Array.isArray(input.urls)) return input.urls.map(host).join(", ");
+  if (Array.isArray(input.urls)) {
+    const hosts = [...new Set(input.urls.map(host))].join(", ");
+    return input.urls.length > 1 ? `${input.urls.length} pages on ${hosts}` : hosts;
+  }
   return input.url ? host(input.url) : (input.query || input.place_ref || "");
 }
 
