@@ -7,10 +7,9 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator
 
-import redis.asyncio as aioredis
 from aiohttp import web
 
-from lookout import appkeys, broker, middleware, routes
+from lookout import appkeys, broker, middleware, redis_client, routes
 from lookout.access import keys
 from lookout.agent import graph
 from lookout.capabilities import fetch
@@ -33,12 +32,7 @@ async def _db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
-    client = aioredis.Redis.from_url(
-        # The socket timeout must outlast a blocking XREAD (chat.events.BLOCK_MS).
-        app[appkeys.SETTINGS].redis_url,
-        socket_connect_timeout=2,
-        socket_timeout=15,
-    )
+    client = redis_client.connect(app[appkeys.SETTINGS].redis_url)
     app[appkeys.REDIS] = client
     app[appkeys.HUB] = hub.Hub(client)
     yield

@@ -306,8 +306,9 @@ async def test_more_listeners_than_redis_connections_all_receive_the_turn(
     ]
     await asyncio.sleep(1.0)
 
-    # When a turn runs, every listener gets its first parts
+    # When a turn runs, every listener gets its first parts (late joiners catch up from 0-0)
     await say(client, tenant, chat_id, f"summarize {site.url('/crowd')}")
-    heard = await asyncio.wait_for(asyncio.gather(*listeners), 30)
+    heard = await asyncio.wait_for(asyncio.gather(*listeners), 90)
 
-    assert all(h.types == ["start", "tool-input-available", "tool-output-available"] for h in heard)
+    outcomes = {(h.status, tuple(h.types)) for h in heard}
+    assert outcomes == {(200, ("start", "tool-input-available", "tool-output-available"))}

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 from dramatiq.asyncio import get_event_loop_thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from lookout import redis_client
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.capabilities import fetch
@@ -79,7 +80,7 @@ class Resources(dramatiq.Middleware):
         saver = await stack.enter_async_context(
             checkpointer.saver_context(settings.database_url, max_size=settings.worker_threads + 2)
         )
-        redis = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
+        redis = redis_client.connect(settings.redis_url)
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(fetch.open_session(settings))
         self._stack = stack

@@ -44,9 +44,12 @@ class Hub:
         """Events of the chat after `after` (catch-up, then live); None on each idle tick."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
         if chat_id not in self._queues:
-            self._positions[chat_id] = await events.last_id(self.redis, chat_id)
-            self._queues[chat_id] = set()
-            self._restart()
+            position = await events.last_id(self.redis, chat_id)
+            # Checked again after the await: a concurrent first subscriber may have set it up.
+            if chat_id not in self._queues:
+                self._positions[chat_id] = position
+                self._queues[chat_id] = set()
+                self._restart()
         self._queues[chat_id].add(queue)
         try:
             yield self._iterate(chat_id, queue, after)

@@ -1,0 +1,27 @@
+"""The Redis client of a process: a pool that waits for a free connection instead of failing."""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+
+MAX_CONNECTIONS = 100
+# Waiting for a connection beyond this means Redis is the bottleneck: say so (Unavailable).
+POOL_WAIT_S = 10
+# Must outlast the longest blocking read (chat.hub's XREAD blocks for 5 s).
+SOCKET_TIMEOUT_S = 15
+
+
+def connect(url: str) -> aioredis.Redis:
+    """A client whose pool blocks up to POOL_WAIT_S when every connection is busy.
+
+    redis-py's default pool raises "Too many connections" at once: a burst of 150 SSE clients
+    made that happen on one web process.
+    """
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=MAX_CONNECTIONS,
+        timeout=POOL_WAIT_S,
+        socket_connect_timeout=2,
+        socket_timeout=SOCKET_TIMEOUT_S,
+    )
+    return aioredis.Redis(connection_pool=pool)
