@@ -308,6 +308,21 @@ async def test_a_failed_verb_call_reads_as_a_sentence(
     answer = page.locator(".message.assistant .text").last
     await expect(answer).to_contain_text("I couldn't get 127.0.0.1")
     await desktop.shot("01-failed-call")
+
+    # When they delete the chat, Then it is gone from the list
+    accept_dialogs(page)
+    await page.get_by_role("button", name="Delete").click()
+    await expect(page.locator(".chat-list")).to_have_text("No chats yet.")
+    await expect(page.get_by_role("heading", name="What should Lookout look at?")).to_be_visible()
+
+    # And, on a fresh load, the skip link takes keyboard users straight to the content
+    await page.reload()
+    await expect(page.get_by_test_id("balance")).to_be_visible()
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("main#main")).to_be_focused()
+    await expect(page.get_by_role("heading", name="What should Lookout look at?")).to_be_visible()
     assert desktop.errors == []
 
 

@@ -16,7 +16,7 @@ let view = null;
 function navigate(hash, { replace: replaceEntry = false } = {}) {
   if (replaceEntry) {
     window.history.replaceState(null, "", hash);
-    route();
+    route(true);
   } else {
     window.location.hash = hash;
   }
@@ -34,7 +34,8 @@ function home(main) {
         h("span", { class: "meta" }, ` — ${chat.watch.schedule}`))))] : null));
 }
 
-function route() {
+/** Show the view of the address; `moved`: the person navigated (focus follows the new view). */
+function route(moved = false) {
   if (!shell) return;
   const hash = window.location.hash || "#/";
   const chatMatch = hash.match(/^#\/chat\/([0-9a-f-]{36})$/);
@@ -51,9 +52,10 @@ function route() {
     view.mount();
   } else if (hash === "#/settings") {
     renderSettings(shell.main);
-    shell.main.focus();
+    if (moved) shell.main.focus();
   } else {
     home(shell.main);
+    if (moved) shell.main.focus();
   }
 }
 
@@ -73,7 +75,13 @@ function signedOut() {
   renderAuth(root, signedIn);
 }
 
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => route(true));
+// The address's #fragment is the route, so the skip link moves focus instead of navigating.
+document.querySelector(".skip-link").addEventListener("click", (event) => {
+  event.preventDefault();
+  const main = document.getElementById("main");
+  if (main) main.focus();
+});
 onSignedOut(() => {
   if (shell) signedOut();
 });
