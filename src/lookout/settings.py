@@ -60,7 +60,10 @@ class Settings:
         "LOOKOUT_USER_AGENT", "LookoutBot/0.1 (+https://github.com/lookout; self-hosted)"
     )
     min_watch_minutes: int = _field("LOOKOUT_MIN_WATCH_MINUTES", 5)
+    chat_job_deadline_s: float = _field("LOOKOUT_CHAT_JOB_DEADLINE_S", 300.0)
     max_watches: int = _field("LOOKOUT_MAX_WATCHES", 50)
+    notify_allow_private: bool = _field("LOOKOUT_NOTIFY_ALLOW_PRIVATE", False)
+    notify_retry_s: float = _field("LOOKOUT_NOTIFY_RETRY_S", 30.0)
     search_url: str = _field("LOOKOUT_SEARCH_URL", "")
     nominatim_url: str = _field("LOOKOUT_NOMINATIM_URL", "https://nominatim.openstreetmap.org")
     nominatim_public: bool = _field("LOOKOUT_NOMINATIM_PUBLIC", False)

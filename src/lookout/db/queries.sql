@@ -509,6 +509,113 @@ SELECT coalesce(k.created_by, w.owner_id)
 FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
 WHERE k.id = $1;
 
+-- name: count_notification_targets
+SELECT count(*) FROM notification_targets WHERE workspace_id = $1;
+
+-- name: clear_default_notification_target
+UPDATE notification_targets SET is_default = false WHERE workspace_id = $1 AND is_default;
+
+-- name: insert_notification_target
+INSERT INTO notification_targets (id, workspace_id, name, kind, display, url_encrypted,
+                                  signing_encrypted, is_default, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id, workspace_id, name, kind, display, url_encrypted, signing_encrypted, is_default,
+          created_at;
+
+-- name: list_notification_targets
+SELECT id, workspace_id, name, kind, display, url_encrypted, signing_encrypted, is_default,
+       created_at
+FROM notification_targets WHERE workspace_id = $1 ORDER BY created_at;
+
+-- name: get_notification_target
+SELECT id, workspace_id, name, kind, display, url_encrypted, signing_encrypted, is_default,
+       created_at
+FROM notification_targets WHERE id = $1 AND workspace_id = $2;
+
+-- name: delete_notification_target
+DELETE FROM notification_targets WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: notification_targets_for_watch
+-- The chosen targets of a watch, or the workspace's default when it chose none (NULL).
+SELECT id, workspace_id, name, kind, display, url_encrypted, signing_encrypted, is_default,
+       created_at
+FROM notification_targets
+WHERE workspace_id = $1 AND (CASE WHEN $2::uuid[] IS NULL THEN is_default ELSE id = ANY($2) END)
+ORDER BY created_at;
+
+-- name: update_automation_notify
+UPDATE automations SET notify = $3, updated_at = now()
+WHERE id = $1 AND workspace_id = $2
+RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+          created_at, updated_at;
+
+-- name: insert_delivery
+-- One delivery per run and target: a repeated hand-over inserts nothing (None).
+INSERT INTO notification_deliveries (workspace_id, automation_id, run_id, target_id, target_name,
+                                     payload)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (run_id, target_id) WHERE target_id IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: insert_delivery_note
+-- A run whose change was not sent (suppressed, or no target), recorded once.
+INSERT INTO notification_deliveries (workspace_id, automation_id, run_id, status, note,
+                                     finished_at)
+VALUES ($1, $2, $3, $4, $5, now())
+ON CONFLICT (run_id) WHERE target_id IS NULL AND status IN ('suppressed', 'skipped') DO NOTHING;
+
+-- name: claim_delivery
+-- queued/retrying (when due) → sending, once; a sending row whose worker died is taken over.
+UPDATE notification_deliveries d
+SET status = 'sending', attempts = attempts + 1, lease_until = now() + make_interval(secs => $2)
+WHERE d.id = $1
+  AND ((d.status IN ('queued', 'retrying') AND d.next_attempt_at <= now())
+       OR (d.status = 'sending' AND d.lease_until < now()))
+RETURNING d.id, d.workspace_id, d.automation_id, d.run_id, d.target_id, d.target_name, d.status,
+          d.attempts, d.last_error, d.note, d.payload, d.created_at, d.finished_at;
+
+-- name: finish_delivery
+UPDATE notification_deliveries
+SET status = $2, last_error = $3, finished_at = now(), lease_until = NULL
+WHERE id = $1 AND status = 'sending';
+
+-- name: retry_delivery
+UPDATE notification_deliveries
+SET status = 'retrying', last_error = $2, lease_until = NULL,
+    next_attempt_at = now() + make_interval(secs => $3)
+WHERE id = $1 AND status = 'sending';
+
+-- name: list_lost_deliveries
+-- Deliveries whose message was lost: due for over a minute, or sending past their lease.
+SELECT id FROM notification_deliveries
+WHERE (status IN ('queued', 'retrying') AND next_attempt_at < now() - interval '1 minute')
+   OR (status = 'sending' AND lease_until < now())
+ORDER BY next_attempt_at
+LIMIT 1000;
+
+-- name: list_run_deliveries
+SELECT id, workspace_id, automation_id, run_id, target_id, target_name, status, attempts,
+       last_error, note, created_at, finished_at
+FROM notification_deliveries
+WHERE run_id = ANY($1::uuid[]) AND workspace_id = $2
+ORDER BY created_at;
+
+-- name: list_watch_versions
+-- The digests of a page's last versions, newest first.
+SELECT digest FROM watch_versions
+WHERE automation_id = $1 AND url = $2
+ORDER BY seq DESC LIMIT $3;
+
+-- name: insert_watch_version
+INSERT INTO watch_versions (automation_id, url, digest) VALUES ($1, $2, $3);
+
+-- name: prune_watch_versions
+-- Keep the newest $3 versions of a page (compared_versions is capped below that).
+DELETE FROM watch_versions
+WHERE automation_id = $1 AND url = $2
+  AND seq < coalesce((SELECT seq FROM watch_versions WHERE automation_id = $1 AND url = $2
+                      ORDER BY seq DESC OFFSET $3 - 1 LIMIT 1), 0);
+
 -- name: status_watches
 -- Enabled watches due now, those due more than $1 s ago, and how late the oldest is (seconds).
 SELECT count(*) AS due,
@@ -541,3 +648,20 @@ GROUP BY status;
 UPDATE jobs SET status = 'queued', lease_until = NULL
 WHERE id = $1 AND status = 'running'
 RETURNING id;
+
+-- name: hand_job_to_chat
+-- The chat turn stops waiting: the worker will post the result. Nothing when already finished
+-- (then the turn reads the result itself), so the result is shown exactly once.
+UPDATE jobs SET post_to_chat = true
+WHERE id = $1 AND status IN ('queued', 'running')
+RETURNING id;
+
+-- name: set_job_chat
+UPDATE jobs SET chat_id = $2 WHERE id = $1;
+
+-- name: claim_job_post
+-- Take the duty to post a finished job's result to its chat, once (a redelivery finds none).
+UPDATE jobs SET post_to_chat = false
+WHERE id = $1 AND post_to_chat AND chat_id IS NOT NULL
+  AND status IN ('succeeded', 'failed', 'cancelled')
+RETURNING *;

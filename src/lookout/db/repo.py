@@ -329,6 +329,8 @@ class Job(Row):
     started_at: dt.datetime | None
     finished_at: dt.datetime | None
     expires_at: dt.datetime
+    chat_id: uuid.UUID | None = None
+    post_to_chat: bool = False
 
     @property
     def finished(self) -> bool:
@@ -790,6 +792,178 @@ async def get_key_acting_user(db: Executor, *, key_id: uuid.UUID) -> uuid.UUID |
 
 
 @dataclasses.dataclass(frozen=True)
+class NotificationTarget(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    name: str
+    kind: str
+    display: str
+    url_encrypted: bytes = dataclasses.field(repr=False)
+    signing_encrypted: bytes | None = dataclasses.field(repr=False)
+    is_default: bool
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class Delivery(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    automation_id: uuid.UUID
+    run_id: uuid.UUID
+    target_id: uuid.UUID | None
+    target_name: str
+    status: str
+    attempts: int
+    last_error: str | None
+    note: str | None
+    created_at: dt.datetime
+    finished_at: dt.datetime | None
+    payload: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+
+
+async def count_notification_targets(db: Executor, *, workspace_id: uuid.UUID) -> int:
+    return int(await fetchval(db, "count_notification_targets", workspace_id))
+
+
+async def clear_default_notification_target(db: Executor, *, workspace_id: uuid.UUID) -> None:
+    await execute(db, "clear_default_notification_target", workspace_id)
+
+
+async def insert_notification_target(
+    db: Executor,
+    *,
+    target_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    name: str,
+    kind: str,
+    display: str,
+    url_encrypted: bytes,
+    signing_encrypted: bytes | None,
+    is_default: bool,
+    created_by: uuid.UUID | None,
+) -> NotificationTarget:
+    row = await fetchrow(
+        db, "insert_notification_target", target_id, workspace_id, name, kind, display,
+        url_encrypted, signing_encrypted, is_default, created_by,
+    )  # fmt: skip
+    target = NotificationTarget.from_row(row)
+    assert target is not None
+    return target
+
+
+async def list_notification_targets(
+    db: Executor, *, workspace_id: uuid.UUID
+) -> list[NotificationTarget]:
+    rows = await fetch(db, "list_notification_targets", workspace_id)
+    return [target for row in rows if (target := NotificationTarget.from_row(row))]
+
+
+async def get_notification_target(
+    db: Executor, *, target_id: uuid.UUID, workspace_id: uuid.UUID
+) -> NotificationTarget | None:
+    row = await fetchrow(db, "get_notification_target", target_id, workspace_id)
+    return NotificationTarget.from_row(row)
+
+
+async def delete_notification_target(
+    db: Executor, *, target_id: uuid.UUID, workspace_id: uuid.UUID
+) -> bool:
+    return await fetchval(db, "delete_notification_target", target_id, workspace_id) is not None
+
+
+async def notification_targets_for_watch(
+    db: Executor, *, workspace_id: uuid.UUID, target_ids: list[uuid.UUID] | None
+) -> list[NotificationTarget]:
+    """The listed targets of the workspace, or its default target when `target_ids` is None."""
+    rows = await fetch(db, "notification_targets_for_watch", workspace_id, target_ids)
+    return [target for row in rows if (target := NotificationTarget.from_row(row))]
+
+
+async def update_automation_notify(
+    db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID, notify: dict[str, Any]
+) -> Automation | None:
+    row = await fetchrow(db, "update_automation_notify", automation_id, workspace_id, notify)
+    return Automation.from_row(row)
+
+
+async def insert_delivery(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    automation_id: uuid.UUID,
+    run_id: uuid.UUID,
+    target_id: uuid.UUID,
+    target_name: str,
+    payload: dict[str, Any],
+) -> uuid.UUID | None:
+    """The new delivery's id; None when this run already has one for this target."""
+    delivery_id = await fetchval(
+        db, "insert_delivery", workspace_id, automation_id, run_id, target_id, target_name, payload
+    )
+    return delivery_id if isinstance(delivery_id, uuid.UUID) else None
+
+
+async def insert_delivery_note(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    automation_id: uuid.UUID,
+    run_id: uuid.UUID,
+    status: str,
+    note: str,
+) -> None:
+    await execute(db, "insert_delivery_note", workspace_id, automation_id, run_id, status, note)
+
+
+async def claim_delivery(
+    db: Executor, *, delivery_id: uuid.UUID, lease_s: float
+) -> Delivery | None:
+    return Delivery.from_row(await fetchrow(db, "claim_delivery", delivery_id, lease_s))
+
+
+async def finish_delivery(
+    db: Executor, *, delivery_id: uuid.UUID, status: str, error: str | None
+) -> None:
+    await execute(db, "finish_delivery", delivery_id, status, error)
+
+
+async def retry_delivery(
+    db: Executor, *, delivery_id: uuid.UUID, error: str, delay_s: float
+) -> None:
+    await execute(db, "retry_delivery", delivery_id, error, delay_s)
+
+
+async def list_lost_deliveries(db: Executor) -> list[uuid.UUID]:
+    return [row["id"] for row in await fetch(db, "list_lost_deliveries")]
+
+
+async def list_run_deliveries(
+    db: Executor, *, run_ids: list[uuid.UUID], workspace_id: uuid.UUID
+) -> list[Delivery]:
+    rows = await fetch(db, "list_run_deliveries", run_ids, workspace_id)
+    return [delivery for row in rows if (delivery := Delivery.from_row(row))]
+
+
+async def list_watch_versions(
+    db: Executor, *, automation_id: uuid.UUID, url: str, limit: int
+) -> list[str]:
+    rows = await fetch(db, "list_watch_versions", automation_id, url, limit)
+    return [str(row["digest"]) for row in rows]
+
+
+async def insert_watch_version(
+    db: Executor, *, automation_id: uuid.UUID, url: str, digest: str
+) -> None:
+    await execute(db, "insert_watch_version", automation_id, url, digest)
+
+
+async def prune_watch_versions(
+    db: Executor, *, automation_id: uuid.UUID, url: str, keep: int
+) -> None:
+    await execute(db, "prune_watch_versions", automation_id, url, keep)
+
+
+@dataclasses.dataclass(frozen=True)
 class StuckRun(Row):
     id: uuid.UUID
     automation_id: uuid.UUID
@@ -828,3 +1002,15 @@ async def status_jobs(db: Executor) -> dict[str, int]:
 
 async def release_job(db: Executor, *, job_id: uuid.UUID) -> bool:
     return await fetchval(db, "release_job", job_id) is not None
+
+
+async def hand_job_to_chat(db: Executor, *, job_id: uuid.UUID) -> bool:
+    return await fetchval(db, "hand_job_to_chat", job_id) is not None
+
+
+async def set_job_chat(db: Executor, *, job_id: uuid.UUID, chat_id: uuid.UUID) -> None:
+    await execute(db, "set_job_chat", job_id, chat_id)
+
+
+async def claim_job_post(db: Executor, *, job_id: uuid.UUID) -> Job | None:
+    return Job.from_row(await fetchrow(db, "claim_job_post", job_id))
