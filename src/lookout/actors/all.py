@@ -2,6 +2,6 @@
 
 from types import ModuleType
 
-from lookout.actors import jobs, maintenance, watches
+from lookout.actors import jobs, maintenance, notify, watches
 
-MODULES: list[ModuleType] = [jobs, maintenance, watches]
+MODULES: list[ModuleType] = [jobs, maintenance, notify, watches]

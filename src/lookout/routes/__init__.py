@@ -16,6 +16,7 @@ from lookout.routes import (
     keys,
     mcp,
     metrics,
+    notifications,
     page,
     verbs,
 )
@@ -59,6 +60,11 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post(
         "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test", connectors.test_connector
     )
+    targets = "/api/workspaces/{ws}/notification-targets"
+    app.router.add_get(targets, notifications.list_targets)
+    app.router.add_post(targets, notifications.create_target)
+    app.router.add_delete(targets + "/{target_id}", notifications.delete_target)
+    app.router.add_post(targets + "/{target_id}/test", notifications.test_target)
     # Chats: REST + the turn's SSE stream, resume, and the live tail of every turn.
     app.router.add_post("/api/chats", chats.create_chat)
     app.router.add_get("/api/chats", chats.list_chats)
@@ -74,4 +80,5 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post("/api/automations/watches", automations.create_watch)
     app.router.add_post("/api/automations/{automation_id}/run", automations.run_watch)
     app.router.add_delete("/api/automations/{automation_id}", automations.stop_watch)
+    app.router.add_patch("/api/automations/{automation_id}", automations.update_watch)
     app.router.add_get("/api/automations/{automation_id}/runs", automations.list_runs)

@@ -12,6 +12,8 @@ from lookout import appkeys, errors
 from lookout.access import auth
 from lookout.chat import chats
 from lookout.db import repo
+from lookout.notify import deliveries
+from lookout.notify import schema as notify_schema
 from lookout.routes import common
 from lookout.watches import service
 
@@ -89,4 +91,20 @@ async def list_runs(request: web.Request) -> web.Response:
     runs = await repo.list_runs(
         db, automation_id=automation.id, workspace_id=principal.workspace_id, limit=100
     )
-    return common.ok(request, {"runs": [_run_view(run) for run in runs]})
+    sent = await deliveries.history(db, principal.workspace_id, [run.id for run in runs])
+    views = [{**_run_view(run), "deliveries": sent.get(run.id, [])} for run in runs]
+    return common.ok(request, {"runs": views})
+
+
+async def update_watch(request: web.Request) -> web.Response:
+    """PATCH a watch: its notification settings (`notify`: enabled, targets, compared_versions)."""
+    principal = await auth.authenticate(request)
+    try:
+        body = notify_schema.WatchPatchSchema().load(await common.json_body(request))
+    except marshmallow.ValidationError as exc:
+        details = exc.normalized_messages()  # type: ignore[no-untyped-call]
+        raise errors.InvalidInput("The watch change is not valid.", fields=details) from None
+    updated = await service.update_notify(
+        request.app[appkeys.DB], principal, _automation_id(request), body["notify"]
+    )
+    return common.ok(request, service.summary(updated))

@@ -14,6 +14,7 @@ from lookout.access.principals import Principal
 from lookout.agent import router
 from lookout.capabilities import registry
 from lookout.db import repo
+from lookout.notify import prefs, targets
 from lookout.settings import Settings
 from lookout.watches import schedule
 
@@ -25,6 +26,7 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
     trigger = automation.trigger
     cadence, timezone = str(trigger["cron"]), str(trigger.get("timezone", "UTC"))
     words = schedule.describe(cadence, timezone)
+    notify = prefs.WatchNotify.of(automation.notify)
     return {
         "id": str(automation.id),
         "chat_id": str(automation.chat_id),
@@ -36,7 +38,8 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
         "next_run_at": automation.next_run_at.isoformat() if automation.next_run_at else None,
         "last_run_status": automation.last_status,
         "credits_per_month": automation.notify.get("credits_per_month"),
-        "sentence": f"I'll check this {words} and tell you what changed. "
+        "notify": notify.to_json(),
+        "sentence": f"I'll check this {words} and tell you what changed.{prefs.sentence(notify)} "
         "Say “stop watching” to stop.",
     }
 
@@ -58,8 +61,10 @@ async def create(
     message: str,
     cadence: str,
     timezone: str = "UTC",
+    notify: prefs.WatchNotify | None = None,
 ) -> repo.Automation:
-    """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch."""
+    """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch (keeping
+    its notification settings unless `notify` is given; "notify me when …" turns them on)."""
     principal.require("editor")
     creator = await _acting_user(db, principal)
     message = message.strip()
@@ -69,6 +74,12 @@ async def create(
     schedule.validate(cadence, timezone, min_minutes=settings.min_watch_minutes, now=now)
     credits = await asyncio.to_thread(estimate_credits, message, cadence, timezone, now)
     async with repo.transaction(db) as conn:
+        previous = await repo.find_thread_automation(
+            conn, workspace_id=chat.workspace_id, chat_id=chat.id
+        )
+        if notify is None:
+            before = previous.notify if previous else None
+            notify = await asyncio.to_thread(prefs.requested, message, before)
         await repo.delete_thread_automations(conn, workspace_id=chat.workspace_id, chat_id=chat.id)
         if await repo.count_watches(conn, workspace_id=chat.workspace_id) >= settings.max_watches:
             raise errors.Conflict(
@@ -81,7 +92,7 @@ async def create(
             trigger={"type": "schedule", "cron": cadence, "timezone": timezone},
             action={"type": "chat_message", "thread_id": str(chat.id), "message": message},
             next_run_at=schedule.next_fire(cadence, timezone, now),
-            notify={"credits_per_month": credits},
+            notify=prefs.stored({"credits_per_month": credits}, notify),
         )
 
 
@@ -111,6 +122,23 @@ async def stop(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID)
         db, automation_id=automation_id, workspace_id=principal.workspace_id
     ):
         raise errors.NotFound("No such watch in this workspace.")
+
+
+async def update_notify(
+    db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID, changes: dict[str, Any]
+) -> repo.Automation:
+    """Change a watch's notification settings: only the keys present in `changes`."""
+    principal.require("editor")
+    automation = await get(db, principal, automation_id)
+    wanted = prefs.WatchNotify.of(automation.notify).merged(changes)
+    await targets.check_chosen(db, principal.workspace_id, wanted.targets)
+    updated = await repo.update_automation_notify(
+        db, automation_id=automation.id, workspace_id=principal.workspace_id,
+        notify=prefs.stored(automation.notify, wanted),
+    )  # fmt: skip
+    if updated is None:
+        raise errors.NotFound("No such watch in this workspace.")
+    return updated
 
 
 async def find_for_thread(

@@ -1,0 +1,1 @@
+"""Notifications: a copy of what a watch found, sent outside the chat (Apprise, signed webhooks)."""

@@ -1,0 +1,58 @@
+"""A workspace's notification targets: list (any member), create, delete and test (editors and
+owners). Answers show a target's scheme and host, never its URL's secrets."""
+
+from __future__ import annotations
+
+import uuid
+
+from aiohttp import web
+
+from lookout import errors
+from lookout.access import auth
+from lookout.access.services import Services
+from lookout.notify import schema, targets
+from lookout.routes import common
+from lookout.schema import connectors as common_schema
+
+
+async def list_targets(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    found = await targets.list_all(Services.of_app(request.app), principal)
+    views = [targets.view(target) for target in found]
+    return common.ok(request, {"targets": schema.TargetSchema(many=True).dump(views)})
+
+
+async def create_target(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    principal.require("editor")
+    body = common_schema.load(schema.NewTargetSchema(), await common.json_body(request))
+    created, signing_secret = await targets.create(
+        Services.of_app(request.app), principal, name=body["name"], url=body["url"],
+        default=body["default"], signing_secret=body["secret"],
+    )  # fmt: skip
+    data: dict[str, object] = {"target": schema.TargetSchema().dump(targets.view(created))}
+    if signing_secret is not None:
+        # Shown this once, like an API key: the receiver needs it to check signatures.
+        data["signing_secret"] = signing_secret
+    return common.ok(request, data, status=201)
+
+
+async def delete_target(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    await targets.delete(Services.of_app(request.app), principal, _target_id(request))
+    return common.ok(request, {"deleted": True})
+
+
+async def test_target(request: web.Request) -> web.Response:
+    principal = await auth.authenticate(request)
+    services = Services.of_app(request.app)
+    target, error = await targets.test(services, principal, _target_id(request))
+    view = schema.TargetSchema().dump(targets.view(target))
+    return common.ok(request, {"target": view, "sent": error is None, "error": error})
+
+
+def _target_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["target_id"])
+    except ValueError:
+        raise errors.NotFound("No such notification target in this workspace.") from None
