@@ -42,6 +42,9 @@ async def respond(current: state.ChatState, runtime: Runtime[TurnContext]) -> di
     answer = "\n\n".join(reply.sentences)
     if not reply.streamed:
         await write_text(ctx, answer)
+    if ctx.scheduled:  # the pages this scheduled turn found changed, for notifications
+        for part in planner_rules.change_parts(current.get("pages") or {}, reply.pages):
+            await ctx.emit(part)
     turn = {"at": ctx.now.isoformat(), "text": question, "source": ctx.source, "answer": answer}
     turns, summary = state.add_turn(current, turn)
     return {"turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from typing import Any
 
@@ -183,6 +184,37 @@ def _unfinished(call: tools.Call) -> str:
     if call.error is not None:
         return answers.failure(call)
     return (
-        f"This is taking a while; it continues as job {call.job_id}, and the result will be "
-        "kept there."
+        f"This is taking a while; it goes on as job {call.job_id}, and I'll post the result "
+        "here when it is done."
     )
+
+
+CHANGE_LINES = 20  # added / removed lines a data-change part carries (the counts are exact)
+
+
+def change_parts(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `data-change` part per page whose snapshot changed between the thread's pages `before`
+    and `after` a turn (none for a page seen the first time): what notifications send. `before`
+    and `after` digest the two versions (order- and time-blind, like `changes.diff`) so a watch
+    can tell a page flipping back to an earlier version."""
+    found = []
+    for url, snap in after.items():
+        prior = before.get(url)
+        if prior is None or prior is snap:
+            continue
+        diff = changes.diff(list(prior["lines"]), list(snap["lines"]))
+        if not diff.changed:
+            continue
+        data = {
+            "url": url, "title": snap.get("title") or "", "since": prior.get("at"),
+            "added": diff.added[:CHANGE_LINES], "removed": diff.removed[:CHANGE_LINES],
+            "added_count": len(diff.added), "removed_count": len(diff.removed),
+            "before": _digest(prior["lines"]), "after": _digest(snap["lines"]),
+        }  # fmt: skip
+        found.append({"type": "data-change", "data": data})
+    return found
+
+
+def _digest(lines: list[str]) -> str:
+    normalized = sorted({changes.normalize(line) for line in lines})
+    return hashlib.sha256("\n".join(normalized).encode("utf-8")).hexdigest()[:32]
