@@ -10,6 +10,7 @@ from periodiq import cron
 
 from lookout.access import credits, job_runner
 from lookout.actors import runtime
+from lookout.chat import notices
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +20,9 @@ JOB_TIME_LIMIT_MS = 10 * 60 * 1000
 @dramatiq.actor(queue_name="jobs", max_retries=2, time_limit=JOB_TIME_LIMIT_MS, min_backoff=1000)
 async def run_job(job_id: str) -> None:
     """Run one job; idempotent (the claim is a compare-and-set on the job row)."""
-    await job_runner.execute(runtime.current().services, uuid.UUID(job_id))
+    services = runtime.current().services
+    await job_runner.execute(services, uuid.UUID(job_id))
+    await notices.post_job_result(services, uuid.UUID(job_id))
 
 
 @dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("* * * * *"))

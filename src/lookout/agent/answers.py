@@ -107,3 +107,17 @@ def reviews(output: dict[str, Any]) -> str:
         text = (item.get("text") or "").strip().replace("\n", " ")[:240]
         out.append(f"- {item.get('rating', '?')}★ {item.get('author') or 'someone'}: {text}")
     return "\n".join(out)
+
+
+def of_output(verb: str, output: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """Plain words for any verb's output (a job result posted to the chat later)."""
+    if verb == "web.scrape":
+        pages = output.get("pages") or []
+        return compare(pages) if len(pages) > 1 else (page(pages[0]) if pages else "No pages.")
+    if verb == "web.discover":
+        return links(output, str(arguments.get("url") or arguments.get("query") or "the site"))
+    if verb == "maps.search":
+        return places(output, str(arguments.get("query", "")))
+    if verb == "maps.reviews":
+        return reviews(output)
+    return f"{verb} finished."

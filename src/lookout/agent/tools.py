@@ -60,13 +60,16 @@ async def _finish_job(
     if outcome.status != 202 or outcome.job_id is None:
         return Call(verb, arguments, output=outcome.data, job_id=outcome.job_id)
     job_id = uuid.UUID(outcome.job_id)
+    await repo.set_job_chat(ctx.services.db, job_id=job_id, chat_id=ctx.chat_id)
     deadline = time.monotonic() + ctx.job_deadline_s
-    while time.monotonic() < deadline:
+    while True:
         job = await repo.get_job(
             ctx.services.db, job_id=job_id, workspace_id=ctx.principal.workspace_id
         )
-        if job is None:
-            break
+        if job is None:  # expired or deleted meanwhile
+            return Call(
+                verb, arguments, error=errors.NotFound("The job is gone."), job_id=str(job_id)
+            )
         progress = {"done": job.progress_done, "total": job.progress_total}
         await ctx.emit(
             parts.data("job", {"job_id": str(job_id), "status": job.status, "progress": progress})
@@ -75,5 +78,9 @@ async def _finish_job(
             if job.status == "succeeded":
                 return Call(verb, arguments, output=job.result, job_id=str(job_id))
             return Call(verb, arguments, error=jobs.job_error(job), job_id=str(job_id))
-        await asyncio.sleep(JOB_POLL_S)
-    return Call(verb, arguments, job_id=str(job_id))
+        if time.monotonic() >= deadline and await repo.hand_job_to_chat(
+            ctx.services.db, job_id=job_id
+        ):
+            # Still running: the worker posts the result to this chat when the job ends.
+            return Call(verb, arguments, job_id=str(job_id))
+        await asyncio.sleep(0 if time.monotonic() >= deadline else JOB_POLL_S)
