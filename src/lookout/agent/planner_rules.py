@@ -184,8 +184,8 @@ def _unfinished(call: tools.Call) -> str:
     if call.error is not None:
         return answers.failure(call)
     return (
-        f"This is taking a while; it continues as job {call.job_id}, and the result will be "
-        "kept there."
+        f"This is taking a while; it goes on as job {call.job_id}, and I'll post the result "
+        "here when it is done."
     )
 
 

@@ -9,7 +9,7 @@ from lookout import errors, heartbeat
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.agent import graph
-from lookout.chat import events, parts, turns
+from lookout.chat import notices, parts, turns
 from lookout.db import repo
 from lookout.notify import deliveries
 from lookout.ops import instrument
@@ -108,9 +108,7 @@ async def _pause(
     """Disable the watch and say why in the chat (stored and sent to live listeners)."""
     await repo.disable_automation(services.db, automation_id=automation.id)
     text = f"I've paused watching: {reason}."
-    await repo.insert_chat_message(
-        services.db, message_id=uuid.uuid4(), chat_id=chat.id, workspace_id=chat.workspace_id,
-        role="assistant", source="automation", parts=[{"type": "text", "text": text}],
-    )  # fmt: skip
     paused = parts.data("watch", {"event": "paused", "id": str(automation.id), "reason": text})
-    await events.publish(services.redis, chat.id, uuid.uuid4(), paused)
+    await notices.post(
+        services, chat_id=chat.id, workspace_id=chat.workspace_id, text=text, extra=[paused]
+    )
