@@ -51,6 +51,8 @@ async def post(
             raise errors.UpstreamError(f"{host} did not answer within {TIMEOUT_S:g} s.") from None
         except aiohttp.ClientError as exc:
             raise errors.UpstreamError(f"Could not reach {host}: {type(exc).__name__}.") from None
+        except ValueError:  # yarl names the URL it could not read: not in an answer
+            raise errors.UpstreamError(f"The webhook URL for {host} is not valid.") from None
 
 
 async def _send(
