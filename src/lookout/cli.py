@@ -61,6 +61,15 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     os.execv(argv[0], argv)
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    settings = _settings()
+    multiproc.prepare(settings)
+    from lookout.ops import metrics
+
+    metrics.serve(settings.metrics_host, args.port or settings.metrics_port or 9100)
+    return 0
+
+
 def cmd_dev(args: argparse.Namespace) -> int:
     from lookout import dev
 
@@ -158,6 +167,9 @@ def parser() -> argparse.ArgumentParser:
     worker.set_defaults(func=cmd_worker)
     scheduler = sub.add_parser("scheduler", help="run the periodiq scheduler (one per deployment)")
     scheduler.set_defaults(func=cmd_scheduler)
+    metrics = sub.add_parser("metrics", help="serve this machine's metrics (worker-only hosts)")
+    metrics.add_argument("--port", type=int)
+    metrics.set_defaults(func=cmd_metrics)
     dev = sub.add_parser("dev", help="run everything on this machine with private Postgres/Redis")
     dev.add_argument("--port", type=int)
     dev.set_defaults(func=cmd_dev)

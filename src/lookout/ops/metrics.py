@@ -103,6 +103,18 @@ def _directory(path: str) -> Collector:
     return MultiProcessCollector(None, path=path)  # type: ignore[no-untyped-call]
 
 
+def serve(host: str, port: int) -> None:
+    """Serve this machine's directory over HTTP until killed (`lookout metrics`)."""
+    import threading
+
+    from prometheus_client import start_http_server
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_directory(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
+    start_http_server(port, addr=host, registry=registry)
+    threading.Event().wait()
+
+
 class _Fixed(Collector):
     def __init__(self, metrics: Sequence[Metric]) -> None:
         self.metrics = metrics
