@@ -312,3 +312,19 @@ async def test_more_listeners_than_redis_connections_all_receive_the_turn(
 
     outcomes = {(h.status, tuple(h.types)) for h in heard}
     assert outcomes == {(200, ("start", "tool-input-available", "tool-output-available"))}
+
+
+async def test_a_follow_up_that_says_it_means_the_previous_page(
+    client: Any, tenant_factory: TenantFactory, site: Site
+) -> None:
+    tenant = await tenant_factory()
+    chat_id = await new_chat(client, tenant)
+    await say(client, tenant, chat_id, f"what is on {site.url('/prices')}?")
+
+    again = await say(client, tenant, chat_id, "watch it every hour")
+
+    scrape = next(p for p in again.parts if p["type"] == "tool-input-available")
+    assert scrape["input"] == {"urls": [site.url("/prices")]}
+    watch = next(p for p in again.parts if p["type"] == "data-watch")
+    assert site.url("/prices") in watch["data"]["message"]
+    assert watch["data"]["cadence"] == "0 * * * *"

@@ -20,6 +20,7 @@ _REVIEWS = re.compile(r"\breviews?\b|\bwhat (do )?people say\b")
 _ONCE = re.compile(r"\b(just once|once|only now|just now|one[- ]?(time|off)|no|nope|not now)\b")
 _KEEP = re.compile(r"\b(keep|watch|yes|yeah|sure|track|monitor|every|daily|weekly|hourly)\b")
 SEARCH_LIMIT = 10
+_BACK_REFERENCE = re.compile(r"\b(it|this|that|these|those|them|the page|the site|same)\b")
 
 
 @dataclasses.dataclass
@@ -50,6 +51,16 @@ def resolve(
     return None
 
 
+def earlier_urls(route: router.Route, state: ChatState, ctx: TurnContext) -> tuple[str, ...]:
+    """The pages of the previous question when this one points back at them ("watch it")."""
+    if route.urls or route.query or route.place or route.intent in ("control", "ambiguous"):
+        return ()
+    if not _BACK_REFERENCE.search(state["input"].lower()):
+        return ()
+    turns = state.get("turns") or []
+    return read(str(turns[-1]["text"]), ctx).urls if turns else ()
+
+
 async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
     """(the question answered, the reply) for this turn's message."""
     text = state["input"]
@@ -57,6 +68,8 @@ async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
     pending = state.get("pending")
     if pending and (resolved := resolve(text, pending, ctx)):
         text, route = resolved
+    elif referred := earlier_urls(route, state, ctx):
+        text, route = f"{text} {' '.join(referred)}", read(f"{text} {' '.join(referred)}", ctx)
     reply = Reply(pages=dict(state.get("pages") or {}))
     if route.intent == "control":
         reply.sentences.append(await control(route, ctx))

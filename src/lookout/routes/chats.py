@@ -60,7 +60,6 @@ async def list_chats(request: web.Request) -> web.Response:
 async def _watched_views(
     request: web.Request, principal: Principal, limit: int, offset: int
 ) -> list[dict[str, Any]]:
-
     db = request.app[appkeys.DB]
     found = await repo.list_chats(
         db, workspace_id=principal.workspace_id, limit=limit, offset=offset
