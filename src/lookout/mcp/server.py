@@ -57,7 +57,7 @@ def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
     """One JSON-RPC message, or RpcError (-32700 not JSON, -32600 not a message, or a batch)."""
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
         message = "Parse error: the body is not JSON."
         raise RpcError(jsonrpc.PARSE_ERROR, message, http_status=400) from None
     if isinstance(data, list):

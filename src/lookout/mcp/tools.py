@@ -148,7 +148,7 @@ def _offset(cursor: str) -> int:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         offset = json.loads(base64.urlsafe_b64decode(padded.encode()))["offset"]
-    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeError):
+    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
         raise BadCursor(cursor) from None
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise BadCursor(cursor)

@@ -18,7 +18,7 @@ async def json_body(request: web.Request) -> Any:
     raw = await request.read()
     try:
         return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # or nested too deep
         raise errors.InvalidInput("The request body must be JSON.") from None
 
 

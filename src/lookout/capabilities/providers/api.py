@@ -83,7 +83,7 @@ async def call(
         raise _refusal(name, result, not_found, hints or {})
     try:
         return json.loads(result.body)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise errors.UpstreamError(
             f"{name} answered something that is not JSON.", provider=name
         ) from None
@@ -128,7 +128,7 @@ def _their_message(result: fetch.FetchResult) -> str:
     plain-text body's start; never an HTML error page."""
     try:
         payload = json.loads(result.body)
-    except ValueError:
+    except (ValueError, RecursionError):
         if result.content_type != "text/plain":
             return ""
         return " ".join(result.body[:300].decode("utf-8", errors="replace").split())
