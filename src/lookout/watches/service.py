@@ -39,9 +39,13 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
         "last_run_status": automation.last_status,
         "credits_per_month": automation.notify.get("credits_per_month"),
         "notify": notify.to_json(),
-        "sentence": f"I'll check this {words} and tell you what changed.{prefs.sentence(notify)} "
-        "Say “stop watching” to stop.",
+        "sentence": f"I'll check this {words} and tell you what changed.{prefs.sentence(notify)}"
+        f"{_cost(automation.notify.get('credits_per_month'))} Say “stop watching” to stop.",
     }
+
+
+def _cost(credits: object) -> str:
+    return f" That is about {credits} credits a month." if isinstance(credits, int) else ""
 
 
 def estimate_credits(message: str, cadence: str, timezone: str, now: dt.datetime) -> int:

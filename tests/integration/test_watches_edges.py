@@ -1,0 +1,101 @@
+"""Watch edges: a scheduled turn never starts a watch, running out of credits pauses it, roles."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+import redis.asyncio as aioredis
+
+from lookout import app
+from lookout.access.services import Services
+from lookout.agent import graph
+from lookout.capabilities import fetch
+from lookout.db import checkpointer, repo
+from lookout.settings import Settings
+from lookout.watches import runner
+from tests.integration.factories import Site, TenantFactory, member_cookie, site, tenant_factory
+from tests.integration.test_watches import answers, make_watch
+
+__all__ = ["site", "tenant_factory"]
+
+
+@pytest.fixture
+async def run_now(db: asyncpg.Pool, settings: Settings, redis_url: str) -> AsyncIterator[Any]:
+    """run(watch) -> the final status of one scheduled run, executed in this process."""
+    redis = aioredis.Redis.from_url(redis_url)
+    async with (
+        fetch.open_session(settings) as http,
+        checkpointer.saver_context(settings.database_url) as saver,
+    ):
+        services = Services(db=db, redis=redis, http=http, settings=settings)
+        chat_graph = graph.build(saver)
+
+        async def run(watch: repo.Automation) -> str:
+            run_id = await repo.insert_run(
+                db, automation_id=watch.id, workspace_id=watch.workspace_id,
+                scheduled_for=dt.datetime.now(dt.UTC), manual=False,
+            )  # fmt: skip
+            assert run_id is not None
+            return await runner.execute(services, chat_graph, run_id)
+
+        yield run
+    await redis.aclose()
+
+
+async def test_a_scheduled_turn_never_starts_another_watch(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site, run_now: Any
+) -> None:
+    tenant = await tenant_factory(credits=10)
+    watch = await make_watch(db, settings, tenant, site.url("/w"))
+    await db.execute(
+        "UPDATE automations SET action = jsonb_set(action, '{message}', to_jsonb($2::text))"
+        " WHERE id = $1", watch.id, f"watch {site.url('/w')} every 5 minutes",
+    )  # fmt: skip
+
+    assert await run_now(watch) == "succeeded"
+    rows = await db.fetch("SELECT id, trigger FROM automations")
+    assert [(r["id"], r["trigger"]["cron"]) for r in rows] == [(watch.id, "0 * * * *")]
+
+
+async def test_running_out_of_credits_pauses_the_watch_and_says_so(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site, run_now: Any
+) -> None:
+    tenant = await tenant_factory(credits=1)
+    watch = await make_watch(db, settings, tenant, site.url("/paid"))
+
+    assert await run_now(watch) == "succeeded"
+    assert await run_now(watch) == "failed"
+
+    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    said = await answers(db, watch.chat_id)
+    assert after is not None and after.enabled is False
+    assert "ran out of credits" in said[-1]
+    runs = await db.fetch("SELECT status, error FROM automation_runs ORDER BY created_at")
+    assert [r["status"] for r in runs] == ["succeeded", "failed"]
+    assert "credits" in runs[1]["error"]
+
+
+async def test_viewers_see_watches_but_cannot_create_run_or_stop_them(
+    aiohttp_client: Any, db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory,
+    site: Site,
+) -> None:  # fmt: skip
+    client = await aiohttp_client(app.create_app(settings))
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, site.url("/v"))
+    client.session.cookie_jar.update_cookies(
+        await member_cookie(db, settings, tenant, role="viewer")
+    )
+    origin = {"Origin": str(client.make_url("")).rstrip("/")}
+    body = {"chat_id": str(watch.chat_id), "message": "what is new", "cadence": "0 9 * * *"}
+
+    listed = await client.get("/api/automations/watches", headers=origin)
+    created = await client.post("/api/automations/watches", json=body, headers=origin)
+    ran = await client.post(f"/api/automations/{watch.id}/run", headers=origin)
+    stopped = await client.delete(f"/api/automations/{watch.id}", headers=origin)
+
+    assert listed.status == 200 and len((await listed.json())["data"]["watches"]) == 1
+    assert (created.status, ran.status, stopped.status) == (403, 403, 403)
