@@ -356,7 +356,8 @@ def _figures(lab: Lab, destinations: int) -> dict[str, Any]:
         failed = counts["REACHED"] + sum(n for o, n in counts.items() if o.startswith("other"))
         rows.append({
             "path": path, "tried": tried, "refused": tried - failed,
-            "by the guard": counts["refused by the guard"] + counts["refused by the guard when used"],
+            "by the guard": counts["refused by the guard"]
+                + counts["refused by the guard when used"],
             "as invalid input": counts["refused as invalid input"],
             "not fetched (not http)": counts["not fetched (not http)"],
             "public host, redirect not followed":
