@@ -330,6 +330,7 @@ async def _world(
                 "viewer's session": viewer[auth.COOKIE]}  # fmt: skip
     for label, value in sessions.items():
         watch.secret(label, value)
+    watch.secret("LOOKOUT_SECRET_KEY", configured.secret_key)
     columns = {
         "own": (origin, {auth.COOKIE: a_session}),
         "other workspace": ({**origin, auth.WORKSPACE_HEADER: str(a.workspace.id)},

@@ -244,6 +244,7 @@ async def test_hostile_json_rpc_is_answered_with_json_rpc_errors_never_a_5xx(
     # Given the MCP door on a real port and a key with plenty of credits
     tenant = await tenant_factory(credits=10_000_000, rate_limit=10_000_000)
     leak_watch.key("the API key", tenant.key)
+    leak_watch.secret("LOOKOUT_SECRET_KEY", settings.secret_key)
     served = app.create_app(
         settings.replace(allow_private_networks=False, max_body_bytes=LIMIT, fetch_timeout_s=2.0,
                          fetch_connect_timeout_s=1.0, job_wait_s=0.5)

@@ -149,6 +149,7 @@ async def test_every_operation_answers_within_its_documented_schema_and_never_50
     osm, places, searxng = fakes
     tenant = await tenant_factory(credits=10_000_000, rate_limit=10_000_000)
     leak_watch.key("the API key", tenant.key)
+    leak_watch.secret("LOOKOUT_SECRET_KEY", settings.secret_key)
     served = app.create_app(
         settings.replace(
             allow_private_networks=False, fetch_timeout_s=2.0, fetch_connect_timeout_s=1.0,

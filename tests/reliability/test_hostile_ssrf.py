@@ -251,6 +251,7 @@ async def _lab(
     client = await aiohttp_client(app.create_app(strict))
     tenant = await tenant_factory(credits=1_000_000, rate_limit=1_000_000)
     watch.key("the API key", tenant.key)
+    watch.secret("LOOKOUT_SECRET_KEY", strict.secret_key)
     token = await auth.new_session(db, strict, tenant.user.id)
     watch.secret("the session token", token)
     origin = {"Origin": str(client.make_url("")).rstrip("/")}

@@ -290,6 +290,7 @@ async def test_100_clients_for_60_s_no_5xx_and_flat_memory(
     # Given one web process, one worker, a local site and a key with plenty of credits
     tenant = await tenant_factory(credits=10_000_000, rate_limit=10_000_000)
     leak_watch.key("the API key", tenant.key)
+    leak_watch.secret("LOOKOUT_SECRET_KEY", settings.secret_key)
     logs = Path(tempfile.mkdtemp(prefix="lookout-load-"))
     metrics = str(logs / "metrics")
     port, page_port = free_port(), free_port()
