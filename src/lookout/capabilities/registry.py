@@ -129,6 +129,11 @@ def output_json_schema(verb: Verb) -> dict[str, Any]:
     return copy.deepcopy(_json_schema(verb.output_schema))
 
 
+def json_schema_of(schema: type[marshmallow.Schema]) -> dict[str, Any]:
+    """A self-contained JSON Schema of any marshmallow schema (a route's body, for OpenAPI)."""
+    return copy.deepcopy(_json_schema(schema))
+
+
 @functools.cache
 def _json_schema(schema: type[marshmallow.Schema]) -> dict[str, Any]:
     plugin = MarshmallowPlugin()

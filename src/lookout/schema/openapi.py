@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import marshmallow
 from apispec import APISpec
 
 from lookout import __version__, capabilities, errors
 from lookout.capabilities import registry
+from lookout.schema import accounts
 
 _ERROR_CODES = sorted({kind.code for kind in errors._subclasses(errors.LookoutError)})
 
@@ -83,13 +85,22 @@ def _verb_operation(verb: registry.Verb) -> dict[str, Any]:
     }
 
 
-def _plain(summary: str, *, secured: bool = True, status: str = "200") -> dict[str, Any]:
+def _plain(
+    summary: str,
+    *,
+    secured: bool = True,
+    status: str = "200",
+    body: type[marshmallow.Schema] | None = None,
+) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "summary": summary,
         "responses": {status: _json(envelope(_ANY), summary), "default": _FAILURE},
     }
     if secured:
         operation["security"] = [{"apiKey": []}, {"session": []}]
+    if body is not None:
+        content = {"application/json": {"schema": registry.json_schema_of(body)}}
+        operation["requestBody"] = {"required": True, "content": content}
     return operation
 
 
@@ -105,14 +116,22 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
         "delete": _plain("Cancel a job"),
     },
     "/v1/usage": {"get": _plain("Balance, recent ledger and per-verb totals")},
-    "/api/auth/signup": {"post": _plain("Create an account", secured=False, status="201")},
-    "/api/auth/login": {"post": _plain("Sign in (sets the session cookie)", secured=False)},
+    "/api/auth/signup": {
+        "post": _plain("Create an account", secured=False, status="201", body=accounts.SignupSchema)
+    },
+    "/api/auth/login": {
+        "post": _plain(
+            "Sign in (sets the session cookie)", secured=False, body=accounts.LoginSchema
+        )
+    },
     "/api/auth/logout": {"post": _plain("Sign out")},
     "/api/me": {"get": _plain("The current user, workspaces, role and balance")},
     "/api/workspaces/{ws}/keys": {
         "parameters": [_WS],
         "get": _plain("List the workspace's API keys"),
-        "post": _plain("Create an API key (its text is shown once)", status="201"),
+        "post": _plain(
+            "Create an API key (its text is shown once)", status="201", body=accounts.NewKeySchema
+        ),
     },
     "/api/workspaces/{ws}/keys/{key_id}": {
         "parameters": [_WS, _KEY_ID],
