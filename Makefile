@@ -48,5 +48,12 @@ fmt: install
 bench: install services-deps
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
+# Hostile input, load and faults (tests/reliability, ~10 min), then docs/RELIABILITY.md from
+# their figures; the report is written even when a test fails, and the exit status is pytest's.
+reliability: install services-deps
+	rm -rf tests/reliability/output
+	$(BIN)/pytest tests/reliability; status=$$?; \
+	  $(BIN)/python -m tests.reliability.report && exit $$status
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
