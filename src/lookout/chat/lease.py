@@ -7,6 +7,7 @@ import contextlib
 import datetime as dt
 import logging
 import math
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -18,6 +19,7 @@ from lookout.db import repo
 logger = logging.getLogger(__name__)
 
 LEASE_S = 60.0
+RELEASE_RETRY_S = 1.0
 
 
 async def acquire(db: asyncpg.Pool, chat_id: uuid.UUID) -> uuid.UUID:
@@ -36,8 +38,21 @@ async def acquire(db: asyncpg.Pool, chat_id: uuid.UUID) -> uuid.UUID:
 
 
 async def release(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> None:
-    if not await repo.release_chat_lease(db, chat_id=chat_id, token=token):
-        logger.warning("chat lease was taken over before release", extra={"chat_id": chat_id})
+    """Free the chat. While the database is unreachable, keep trying until the lease would have
+    expired anyway: a turn cut by a Postgres restart left its chat busy for up to a minute after
+    Postgres was back (tests/reliability/test_faults_postgres.py)."""
+    deadline = time.monotonic() + LEASE_S
+    while True:
+        try:
+            released = await repo.release_chat_lease(db, chat_id=chat_id, token=token)
+        except errors.Unavailable:
+            if time.monotonic() + RELEASE_RETRY_S >= deadline:
+                raise
+            await asyncio.sleep(RELEASE_RETRY_S)
+            continue
+        if not released:
+            logger.warning("chat lease was taken over before release", extra={"chat_id": chat_id})
+        return
 
 
 @contextlib.asynccontextmanager

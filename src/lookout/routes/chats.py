@@ -130,10 +130,12 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     text = _message_text(await common.json_body(request))
     services = Services.of_app(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
-    turn = await turns.begin(services, chat, source=_source(principal))
     after = await events.last_id(services.redis, chat.id)
     if not chat.title:
         await chats.rename(services.db, principal, chat.id, text[:80])
+    # Nothing that can fail between taking the lease and the turn that releases it: a lease
+    # taken just before a database or Redis outage was left held for a minute.
+    turn = await turns.begin(services, chat, source=_source(principal))
     _spawn(request.app, turns.execute(
         services, request.app[appkeys.GRAPH], turn, text, principal,
         watches=tools.for_turn,
