@@ -57,7 +57,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_scheduler(args: argparse.Namespace) -> int:
     multiproc.prepare(_settings())  # fails here, naming a missing setting, not in periodiq
     os.environ.setdefault("TZ", "UTC")
-    argv = [_bin("periodiq"), "lookout.worker"]
+    argv = [_bin("periodiq"), "lookout.worker", "lookout.scheduler"]
     os.execv(argv[0], argv)
 
 
