@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 MAX_CONNECTIONS = 100
 # Waiting for a connection beyond this means Redis is the bottleneck: say so (Unavailable).
 POOL_WAIT_S = 10
 # Must outlast the longest blocking read (chat.hub's XREAD blocks for 5 s).
 SOCKET_TIMEOUT_S = 15
+# After a Redis restart every pooled connection is dead; without a retry the first command on
+# each failed ("Connection closed by server"): scheduled turns failed after Redis was back
+# (tests/reliability/test_faults_redis.py). A retry reconnects; three take under a second.
+# Timeouts are not retried: a blocking read must not wait three times as long.
+RETRIES = 3
 
 
 def connect(url: str) -> aioredis.Redis:
@@ -23,5 +30,10 @@ def connect(url: str) -> aioredis.Redis:
         timeout=POOL_WAIT_S,
         socket_connect_timeout=2,
         socket_timeout=SOCKET_TIMEOUT_S,
+        retry=Retry(
+            ExponentialBackoff(cap=0.5, base=0.05),
+            RETRIES,
+            supported_errors=(aioredis.ConnectionError,),
+        ),
     )
     return aioredis.Redis(connection_pool=pool)

@@ -6,9 +6,10 @@ every turn, interactive and scheduled; a small key points at the turn in flight.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -44,7 +45,7 @@ async def publish(
 ) -> str:
     """Append a part; returns its id. The first part of a turn marks the turn in flight."""
     fields = {"turn": str(turn_id), "part": json.dumps(part)}
-    try:
+    with unavailable():
         added = await redis.xadd(stream_key(chat_id), fields, maxlen=MAXLEN, approximate=True)  # type: ignore[arg-type]
         entry_id = _text(added)
         if part["type"] == "start":
@@ -52,14 +53,23 @@ async def publish(
         elif part["type"] in parts.TERMINAL:
             await redis.delete(active_key(chat_id))
             await redis.expire(stream_key(chat_id), TTL_S)
+    return entry_id
+
+
+@contextlib.contextmanager
+def unavailable() -> Iterator[None]:
+    """Redis unreachable → Unavailable (503), not a 500 (a message posted while Redis restarted
+    was answered 500: tests/reliability/test_faults_redis.py)."""
+    try:
+        yield
     except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
         raise errors.Unavailable("The event stream is unavailable; retry shortly.") from exc
-    return entry_id
 
 
 async def active_turn(redis: aioredis.Redis, chat_id: uuid.UUID) -> tuple[str, str] | None:
     """(turn id, id of its first event) of the turn in flight, if any."""
-    raw = await redis.get(active_key(chat_id))
+    with unavailable():
+        raw = await redis.get(active_key(chat_id))
     if raw is None:
         return None
     turn, first = _text(raw).split(" ", 1)
@@ -80,7 +90,8 @@ async def range_after(
     redis: aioredis.Redis, chat_id: uuid.UUID, after: str
 ) -> list[tuple[str, str, parts.Part]]:
     """Every stored event of the chat after `after` (exclusive)."""
-    entries: Any = await redis.xrange(stream_key(chat_id), min=f"({after}", max="+")
+    with unavailable():
+        entries: Any = await redis.xrange(stream_key(chat_id), min=f"({after}", max="+")
     return [decode(raw_id, fields) for raw_id, fields in entries]
 
 
@@ -97,7 +108,11 @@ async def turn_events(
     """
     async for event in source:
         if event is None:
-            active = await active_turn(redis, chat_id)
+            try:
+                active = await active_turn(redis, chat_id)
+            except errors.Unavailable as exc:  # the stream ends with a reason, not a cut socket
+                yield "0-0", parts.error(exc.code, exc.message)
+                return
             if active is None or active[0] != turn_id:
                 yield "0-0", parts.error("turn_lost", "This answer was interrupted; ask again.")
                 return
@@ -112,7 +127,8 @@ async def turn_events(
 
 async def last_id(redis: aioredis.Redis, chat_id: uuid.UUID) -> str:
     """The id of the newest event of the chat ("0-0" when there is none)."""
-    newest: Any = await redis.xrevrange(stream_key(chat_id), count=1)
+    with unavailable():
+        newest: Any = await redis.xrevrange(stream_key(chat_id), count=1)
     return _text(newest[0][0]) if newest else "0-0"
 
 
