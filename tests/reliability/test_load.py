@@ -13,6 +13,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import json
 import os
 import random
 import signal
@@ -38,7 +39,7 @@ from tests.reliability.hostile_fixtures import LeakWatch, leak_watch
 __all__ = ["leak_watch", "tenant_factory"]
 
 MIX = {"verbs": 35, "turns": 25, "listeners": 25, "readers": 15}  # 100 clients
-WARMUP_S = 15.0
+WARMUP_S = 30.0
 RUN_S = 60.0
 IDLE_S = 2.0
 RSS_TOLERANCE = 0.10
@@ -146,6 +147,7 @@ class Load:
     chats: list[str]
     http: aiohttp.ClientSession
     rec: Recorder
+    watch: LeakWatch
     until: float = 0.0
 
     @property
@@ -164,7 +166,12 @@ class Load:
             self.http.post(self.base + path, json=body, headers=self.headers) as response,
         ):
             status.append(response.status)
-            return dict(await response.json()) if response.status < 500 else None
+            return await self._read(route, response)
+
+    async def _read(self, route: str, response: aiohttp.ClientResponse) -> dict[str, Any] | None:
+        text = await response.text()
+        self.watch.body(route, text)
+        return dict(json.loads(text)) if response.status < 500 else None
 
     async def get(self, route: str, path: str) -> dict[str, Any] | None:
         async with (
@@ -172,7 +179,7 @@ class Load:
             self.http.get(self.base + path, headers=self.headers) as response,
         ):
             status.append(response.status)
-            return dict(await response.json()) if response.status < 500 else None
+            return await self._read(route, response)
 
 
 async def verbs_client(load: Load, index: int) -> None:
@@ -307,7 +314,8 @@ async def test_100_clients_for_60_s_no_5xx_and_flat_memory(
         await wait_ready(f"http://127.0.0.1:{page_port}/", web, logs / "pages.log")
         leak_watch.log_file(logs / "web.log")
         leak_watch.log_file(worker_log)
-        figures = await _run(base, f"http://127.0.0.1:{page_port}", tenant, web.pid)
+        pages = f"http://127.0.0.1:{page_port}"
+        figures = await _run(base, pages, tenant, web.pid, leak_watch)
 
     # Then no 5xx, no dropped connection, and the web process's memory stayed flat
     hostile_fixtures.write_figures("load", figures)
@@ -318,7 +326,9 @@ async def test_100_clients_for_60_s_no_5xx_and_flat_memory(
     leak_watch.verify()
 
 
-async def _run(base: str, pages: str, tenant: Tenant, web_pid: int) -> dict[str, Any]:
+async def _run(
+    base: str, pages: str, tenant: Tenant, web_pid: int, watch: LeakWatch
+) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=120)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
@@ -327,30 +337,31 @@ async def _run(base: str, pages: str, tenant: Tenant, web_pid: int) -> dict[str,
             async with http.post(f"{base}/api/chats", json={"title": f"load {index}"},
                                  headers=tenant.headers) as response:  # fmt: skip
                 chats.append((await response.json())["data"]["id"])
-        warm = Load(base, pages, tenant, chats, http, Recorder())
+        warm = Load(base, pages, tenant, chats, http, Recorder(), watch)
         await drive(warm, WARMUP_S)
         await asyncio.sleep(IDLE_S)
         rss_warm = rss_kib(web_pid)
-        load = Load(base, pages, tenant, chats, http, Recorder())
-        peak = [rss_warm]
-        sampler = asyncio.create_task(_sample(web_pid, peak))
+        load = Load(base, pages, tenant, chats, http, Recorder(), watch)
+        samples = [rss_warm]
+        sampler = asyncio.create_task(_sample(web_pid, samples))
         started = time.monotonic()
         await drive(load, RUN_S)
         elapsed = time.monotonic() - started
         sampler.cancel()
         await asyncio.sleep(IDLE_S)
         rss_after = rss_kib(web_pid)
-    return _figures(load.rec, warm.rec, elapsed, rss_warm, rss_after, max(peak))
+    return _figures(load.rec, warm.rec, elapsed, rss_warm, rss_after, samples)
 
 
-async def _sample(pid: int, peak: list[int]) -> None:
+async def _sample(pid: int, samples: list[int]) -> None:
+    """RSS every 5 s while the clients run."""
     while True:
-        peak.append(rss_kib(pid))
-        await asyncio.sleep(1)
+        await asyncio.sleep(5)
+        samples.append(rss_kib(pid))
 
 
 def _figures(
-    rec: Recorder, warm: Recorder, elapsed: float, rss_warm: int, rss_after: int, peak: int
+    rec: Recorder, warm: Recorder, elapsed: float, rss_warm: int, rss_after: int, samples: list[int]
 ) -> dict[str, Any]:
     statuses: collections.Counter[int] = collections.Counter()
     for counts in rec.statuses.values():
@@ -379,7 +390,8 @@ def _figures(
         "transport_errors": rec.errors + warm.errors,
         "sse_events_received": rec.events,
         "rss_after_warmup_mib": round(rss_warm / 1024, 1),
-        "rss_peak_mib": round(peak / 1024, 1),
+        "rss_peak_mib": round(max(samples) / 1024, 1),
+        "rss_every_5_s_mib": [round(kib / 1024, 1) for kib in samples],
         "rss_after_run_mib": round(rss_after / 1024, 1),
         "rss_growth": round((rss_after - rss_warm) / rss_warm, 4),
         "p50_all_ms": round(
