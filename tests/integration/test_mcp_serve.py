@@ -41,8 +41,9 @@ def serve(settings: Settings, aiohttp_server: Any) -> Serve:
 async def session_for(url: str, key: str | None) -> AsyncIterator[ClientSession]:
     """An initialized ClientSession (the initialize handshake) sending `key` as a Bearer token."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    # jobs_get may wait up to 30 s server-side: the client's read timeout (default 5 s) must too.
     async with (
-        httpx2.AsyncClient(headers=headers) as http,
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
@@ -93,8 +94,9 @@ async def test_a_newer_client_probing_server_discover_falls_back_to_initialize(
     url = await serve()
     headers = {"Authorization": f"Bearer {tenant.key}"}
 
+    # jobs_get may wait up to 30 s server-side: the client's read timeout (default 5 s) must too.
     async with (
-        httpx2.AsyncClient(headers=headers) as http,
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
         Client(streamable_http_client(url, http_client=http), mode="auto", cache=None) as client,
     ):
         listed = await client.list_tools()
