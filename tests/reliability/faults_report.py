@@ -9,10 +9,12 @@ from typing import Any
 OUTPUT = Path(__file__).resolve().parent / "output"
 
 
-def write(name: str, figures: dict[str, Any]) -> Path:
-    """tests/reliability/output/faults-<name>.json (gitignored); returns its path."""
+def write(name: str, figures: dict[str, Any], *, title: str, what: str) -> Path:
+    """tests/reliability/output/faults-<name>.json (gitignored; report.py renders it into
+    docs/RELIABILITY.md: `title`, `what`, `tried`, `held`, then every other figure)."""
     OUTPUT.mkdir(exist_ok=True)
     path = OUTPUT / f"faults-{name}.json"
-    path.write_text(json.dumps({"name": name, **figures}, indent=2, default=str) + "\n")
+    document = {"name": name, "title": title, "what": what, **figures}
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n")
     print(f"\n[faults] {name}: " + json.dumps(figures, default=str))
     return path

@@ -17,6 +17,12 @@ from tests.reliability.conftest import FaultStack
 
 pytestmark = pytest.mark.slow
 
+TITLE = "Credits under fire"
+WHAT = (
+    "500 concurrent one-credit web.scrape calls from 5 API keys of one workspace holding 100 "
+    "credits, spread over 2 web processes. Held: a 200 with its charge, or a 402 envelope."
+)
+
 CALLS = 500
 KEYS = 5
 BALANCE = 100
@@ -95,7 +101,7 @@ async def test_concurrent_metered_calls_spend_exactly_the_balance(
         "ledger_sum": sum(row["amount"] for row in ledger),
         "open_reservations": kinds["reserve"] - kinds["settle"] - kinds["refund"],
     }
-    faults_report.write("credits", figures)
+    faults_report.write("credits", figures, title=TITLE, what=WHAT)
     assert len(succeeded) == BALANCE and len(refused) == CALLS - BALANCE, figures
     assert balance == 0 and figures["ledger_sum"] == balance, figures
     assert figures["charged"] == BALANCE, figures

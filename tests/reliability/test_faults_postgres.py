@@ -25,6 +25,15 @@ from tests.reliability.conftest import FaultStack
 
 pytestmark = pytest.mark.slow
 
+TITLE = "Postgres restarted under traffic"
+WHAT = (
+    "Real web, worker and scheduler. 3 REST loops (web.scrape), 4 chat loops plus 2 started "
+    "during the outage (a new chat per turn), a dispatcher tick every second; Postgres stopped "
+    "(fast shutdown) for 5 s and started on the same port. Held: a success, or near the outage "
+    "the 503 unavailable envelope (or, for a turn in flight, an error part). Recovery: first "
+    "success after Postgres was back."
+)
+
 WARM_S = 4.0
 DOWN_S = 5.0
 AFTER_S = 15.0
@@ -140,7 +149,7 @@ async def test_postgres_restart_under_traffic(
     figures["chats_left_locked"] = await locked_chats(stack)
     figures["processes_alive"] = {p.name: p.alive for p in procs}
     figures["dispatch_ticks"] = len(ticks)
-    faults_report.write("postgres-restart", figures)
+    faults_report.write("postgres-restart", figures, title=TITLE, what=WHAT)
     assert all(figures["processes_alive"].values()), [p.tail() for p in procs]
     assert figures["outage_answers_not_503"] == [], figures
     assert figures["server_errors"] == [] and figures["hung_turns"] == 0, figures

@@ -31,6 +31,14 @@ from tests.reliability.conftest import FaultStack
 
 pytestmark = pytest.mark.slow
 
+TITLE = "Redis restarted under traffic"
+WHAT = (
+    "Real web and worker; REST loops (web.scrape, list chats, run a watch now), a chat loop, 6 "
+    "SSE listeners on 3 watched chats (half hang up and reconnect with Last-Event-ID during the "
+    "outage). Redis stopped (SIGTERM) for 6 s; the scheduler is started meanwhile so its tick "
+    "meets the outage. Held: a success or an envelope / error part with a code (never a 500)."
+)
+
 WATCHES = 3
 LISTENERS = 2  # per watched chat
 DOWN_S = 6.0
@@ -182,7 +190,7 @@ async def test_redis_restart_under_traffic(fault_stack: FaultStack, page: str) -
         processes_alive={p.name: p.alive for p in procs},
         scheduler_first_tick_met_outage=True,  # (waited for above)
     )  # fmt: skip
-    faults_report.write("redis-restart", figures)
+    faults_report.write("redis-restart", figures, title=TITLE, what=WHAT)
     assert all(figures["processes_alive"].values()), [p.tail() for p in procs]
     assert figures["unclear_answers"] == [] and figures["hung_turns"] == 0, figures
     assert figures["list_chats_during_outage"].get("200", 0) > 0, figures
