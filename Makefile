@@ -45,8 +45,9 @@ fmt: install
 	$(BIN)/ruff format src tests bench
 	$(BIN)/ruff check --fix src tests bench
 
+# Every benchmark under bench/, then BENCHMARKS.md; e.g. BENCH_ARGS='--args "versus.py=--skip-scale"'.
 bench: install services-deps
-	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	$(BIN)/python bench/report.py $(BENCH_ARGS)
 
 # Hostile input, load and faults (tests/reliability, ~10 min), then docs/RELIABILITY.md from
 # their figures; the report is written even when a test fails, and the exit status is pytest's.

@@ -1,0 +1,102 @@
+"""CPU seconds and memory of process trees, read from /proc while a benchmark runs.
+
+CPU of a tree = utime + stime + cutime + cstime of every live process in it: a child that
+exits is folded into its parent's cutime/cstime when reaped, so nothing is lost or counted
+twice (Postgres backends come and go under the postmaster). Memory = the sum of PSS
+(proportional set size): pages shared between processes (Postgres shared buffers, forked
+Python workers) are split between them instead of being counted once per process, which is
+what summing RSS would do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: fields start after the last ')'.
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def _parents() -> dict[int, int]:
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(int(entry))) is not None:
+            found[int(entry)] = int(fields[1])
+    return found
+
+
+def tree(roots: Iterable[int]) -> list[int]:
+    """The roots and all their live descendants."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
+    out, stack = [], list(roots)
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, ()))
+    return out
+
+
+def cpu_seconds(roots: Iterable[int]) -> float:
+    total = 0
+    for pid in tree(roots):
+        if (fields := _stat(pid)) is not None:
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / _TICK
+
+
+def pss_bytes(roots: Iterable[int]) -> int:
+    total = 0
+    for pid in tree(roots):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+    return total
+
+
+class Meter:
+    """CPU seconds used and peak memory of some process trees between start() and stop()."""
+
+    def __init__(self, roots: Iterable[int], interval_s: float = 0.25) -> None:
+        self.roots = list(roots)
+        self.interval_s = interval_s
+        self.peak = 0
+        self.cpu = 0.0
+        self._cpu0 = 0.0
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Meter:
+        self._cpu0 = cpu_seconds(self.roots)
+        self.peak = pss_bytes(self.roots)
+        self._done.clear()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> tuple[float, int]:
+        """(CPU seconds, peak PSS bytes) since start()."""
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.peak = max(self.peak, pss_bytes(self.roots))
+        self.cpu = cpu_seconds(self.roots) - self._cpu0
+        return self.cpu, self.peak
+
+    def _sample(self) -> None:
+        while not self._done.wait(self.interval_s):
+            self.peak = max(self.peak, pss_bytes(self.roots))

@@ -1,0 +1,143 @@
+"""Lookout's cost of scale: the same check cycle at several numbers of watches.
+
+For each size: a fresh database on the same server, SIZE watches (one page each), `lookout
+worker` with default counts, CYCLES cycles (10 % of the pages edited before each one after the
+first). Recorded: dispatch time and cycle time of every cycle, and the database's growth past
+its empty (migrated) size, per watch. Linear means the cost per watch does not rise with the
+number of watches: between two sizes it may rise by at most TOLERANCE (machine noise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import random
+import statistics
+import urllib.parse
+
+import _lookout
+import _out
+import _pages
+import asyncpg
+import redis
+
+TOLERANCE = 1.25
+REPORT_AT = 50  # cycles: the issue asks for Postgres size per watch after 50 cycles
+
+
+@dataclasses.dataclass(frozen=True)
+class Size:
+    watches: int
+    dispatch_s: list[float]
+    dispatch_cpu_s: list[float]  # the dispatcher's own CPU: its cost, whatever else runs
+    cycle_s: list[float]
+    bytes_after: list[int]  # database growth after each cycle
+
+    def per_watch(self, values: list[float]) -> float:
+        return statistics.median(values) / self.watches
+
+    @property
+    def steady_s(self) -> list[float]:
+        """Cycles after the first (which has nothing to compare with)."""
+        return self.cycle_s[1:]
+
+    def bytes_per_watch_at(self, cycles: int) -> tuple[float, bool] | None:
+        """(bytes per watch after `cycles` cycles, whether extrapolated from the per-cycle
+        growth), or None with too few cycles to extrapolate from."""
+        done = len(self.bytes_after)
+        if done >= cycles:
+            return self.bytes_after[cycles - 1] / self.watches, False
+        if done < 2:
+            return None
+        slope = (self.bytes_after[-1] - self.bytes_after[0]) / (done - 1)
+        return (self.bytes_after[-1] + slope * (cycles - done)) / self.watches, True
+
+
+def plan(text: str) -> list[tuple[int, int]]:
+    """'100:50,1000:5' -> [(100, 50), (1000, 5)]."""
+    pairs = (item.split(":") for item in text.split(",") if item)
+    return [(int(size), int(cycles)) for size, cycles in pairs]
+
+
+def database_url(dsn: str, name: str) -> str:
+    return urllib.parse.urlsplit(dsn)._replace(path=f"/{name}").geturl()
+
+
+async def fresh_database(dsn: str, name: str) -> str:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return database_url(dsn, name)
+
+
+async def measure(size: int, cycles: int, dsn: str, redis_url: str, pages: _pages.Server) -> Size:
+    redis.Redis.from_url(redis_url).flushdb()  # no stream or queue left from the previous size
+    look = _lookout.Lookout(await fresh_database(dsn, f"scale_{size}"), redis_url)
+    result = Size(size, [], [], [], [])
+    async with look.opened():
+        empty = await look.database_bytes()
+        await look.seed([pages.url(index) for index in range(size)])
+        with _lookout.workers(look.env):
+            for number in range(cycles):
+                if number:
+                    edited = random.Random(number).sample(range(size), max(1, size // 10))
+                    await asyncio.to_thread(pages.change, edited)
+                cycle = await look.cycle()
+                result.dispatch_s.append(cycle.dispatched.total_s)
+                result.dispatch_cpu_s.append(cycle.dispatched.cpu_s)
+                result.cycle_s.append(cycle.wall_s)
+                result.bytes_after.append(await look.database_bytes() - empty)
+        largest = await look.largest_tables()
+    _out.figure(f"{size:,} watches x {cycles} cycles", describe(result))
+    _out.note(
+        "largest tables: " + ", ".join(f"{name} {_out.sized(size)}" for name, size in largest)
+    )
+    return result
+
+
+def describe(size: Size) -> str:
+    steady = f", later cycles {statistics.median(size.steady_s):.1f} s" if size.steady_s else ""
+    at = size.bytes_per_watch_at(REPORT_AT)
+    at_report = (
+        f"{at[0]:,.0f} B/watch at {REPORT_AT}" + (" (extrapolated)" if at[1] else "")
+        if at
+        else f"too few cycles to extrapolate to {REPORT_AT}"
+    )
+    return (
+        f"dispatch {statistics.median(size.dispatch_s):.2f} s "
+        f"({statistics.median(size.dispatch_cpu_s):.2f} CPU s), first cycle "
+        f"{size.cycle_s[0]:.1f} s{steady}; Postgres {size.bytes_after[-1] / size.watches:,.0f} "
+        f"B/watch after {len(size.cycle_s)} cycles, {at_report}"
+    )
+
+
+def linear(label: str, sizes: list[Size], cost: list[float]) -> bool:
+    """Cost per watch between consecutive sizes rises by at most TOLERANCE."""
+    ratios = [later / earlier for earlier, later in itertools.pairwise(cost)]
+    ok = all(ratio <= TOLERANCE for ratio in ratios)
+    steps = ", ".join(
+        f"{a.watches:,}->{b.watches:,}: {ratio:.2f}x"
+        for (a, b), ratio in zip(itertools.pairwise(sizes), ratios, strict=True)
+    )
+    _out.figure(f"{label} per watch", f"{steps} | target <= {TOLERANCE}x: {_out.verdict(ok)}")
+    return ok
+
+
+async def run(sizes: list[tuple[int, int]], dsn: str, redis_url: str) -> bool:
+    pages = _pages.Server(max(size for size, _ in sizes))
+    try:
+        done = [await measure(size, cycles, dsn, redis_url, pages) for size, cycles in sizes]
+    finally:
+        pages.stop()
+    ok = linear("dispatch time", done, [s.per_watch(s.dispatch_s) for s in done])
+    ok &= linear("dispatcher CPU", done, [s.per_watch(s.dispatch_cpu_s) for s in done])
+    ok &= linear("first-cycle time", done, [s.cycle_s[0] / s.watches for s in done])
+    steady = [s for s in done if s.steady_s]
+    if len(steady) > 1:
+        ok &= linear("later-cycle time", steady, [s.per_watch(s.steady_s) for s in steady])
+    ok &= linear("Postgres bytes (1 cycle)", done, [s.bytes_after[0] / s.watches for s in done])
+    return ok
