@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,5 +22,8 @@ def backing() -> Iterator[tuple[str, str]]:
         return
     root = Path(tempfile.mkdtemp(prefix="lookout-bench-"))
     root.chmod(0o755)
-    with devservices.services(root) as (postgres, redis):
-        yield postgres.url, redis.url
+    try:
+        with devservices.services(root) as (postgres, redis):
+            yield postgres.url, redis.url
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
