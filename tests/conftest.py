@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -29,8 +30,11 @@ def backing() -> Iterator[tuple[str, str]]:
         return
     root = Path(tempfile.mkdtemp(prefix="lookout-test-"))
     root.chmod(0o755)  # the postgres user must reach its data directory
-    with devservices.services(root) as (postgres, redis):
-        yield postgres.url.rsplit("/", 1)[0], redis.url
+    try:
+        with devservices.services(root) as (postgres, redis):
+            yield postgres.url.rsplit("/", 1)[0], redis.url
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 async def _admin(server: str) -> asyncpg.Connection:
