@@ -15,7 +15,7 @@ from aiohttp import web
 from lookout import app, broker
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.agent import graph
+from lookout.agent import graph, pruning
 from lookout.chat import lease
 from lookout.db import checkpointer, repo
 from lookout.settings import Settings
@@ -296,12 +296,16 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
                 principal,
                 source="automation",
             )
+            if turn % 20 == 19:  # the once-a-minute sweep, as the maintenance actor runs it
+                before_sweep = await db.fetchrow(THREAD_SIZE, str(chat.id))
+                assert await pruning.sweep(redis, saver) == 1
             if turn in (10, 199):
                 sizes.append(await db.fetchrow(THREAD_SIZE, str(chat.id)))
     await redis.aclose()
 
     at_10, at_199 = sizes
-    assert at_10["rows"] == at_199["rows"] == 1
+    assert before_sweep["rows"] == 21  # the kept one, plus one a turn until the sweep
+    assert at_10["rows"] == 11 and at_199["rows"] == 1
     assert at_199["bytes"] <= at_10["bytes"] * 1.2, (at_10["bytes"], at_199["bytes"])
 
 

@@ -10,6 +10,7 @@ import dramatiq
 from periodiq import cron
 
 from lookout.actors import runtime
+from lookout.agent import pruning
 from lookout.db import repo
 
 logger = logging.getLogger(__name__)
@@ -39,3 +40,12 @@ async def sweep_expired() -> None:
     """Every ten minutes: forget expired sessions, idempotency records and finished jobs."""
     counts = await repo.delete_expired(runtime.current().db)
     logger.info("swept expired rows: %s", counts)
+
+
+@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
+async def prune_checkpoints() -> None:
+    """Every minute: keep only the latest checkpoint of every chat that had a turn."""
+    state = runtime.current()
+    pruned = await pruning.sweep(state.redis, state.saver)
+    if pruned:
+        logger.info("pruned the checkpoints of %d chat(s)", pruned)

@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from lookout.agent import planner_llm, planner_rules, state
+from lookout.agent import planner_llm, planner_rules, pruning, state
 from lookout.agent.context import TurnContext
 from lookout.chat import parts
 
@@ -66,7 +66,6 @@ async def run(graph: Graph, ctx: TurnContext, text: str) -> None:
     """One turn on the chat's thread; only the final state is checkpointed (durability=exit)."""
     inputs: state.ChatState = {"input": text}
     await graph.ainvoke(inputs, config(ctx.chat_id), context=ctx, durability="exit")
-    if graph.checkpointer is not None and hasattr(graph.checkpointer, "aprune"):
-        # Older checkpoints are never read again: keep one per thread so turn 1,000 costs
-        # what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
-        await graph.checkpointer.aprune([str(ctx.chat_id)], strategy="keep_latest")
+    # Older checkpoints are never read again; the sweep in agent.pruning keeps one per thread so
+    # turn 1,000 costs what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
+    await pruning.mark(ctx.services.redis, ctx.chat_id)
