@@ -11,6 +11,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -68,4 +69,6 @@ async def run(graph: Graph, ctx: TurnContext, text: str) -> None:
     await graph.ainvoke(inputs, config(ctx.chat_id), context=ctx, durability="exit")
     # Older checkpoints are never read again; the sweep in agent.pruning keeps one per thread so
     # turn 1,000 costs what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
-    await pruning.mark(ctx.services.redis, ctx.chat_id)
+    due = await pruning.mark(ctx.services.redis, ctx.chat_id)
+    if due and isinstance(graph.checkpointer, AsyncPostgresSaver):
+        await pruning.prune_now(graph.checkpointer, ctx.chat_id)
