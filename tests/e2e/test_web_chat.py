@@ -11,12 +11,24 @@ from typing import Any
 import httpx
 import pytest
 from playwright.async_api import Dialog, Page, expect
+from playwright.async_api import Error as PlaywrightError
 
 from lookout import app
 from lookout.settings import Settings
 from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab
 
 pytestmark = pytest.mark.timeout(240)
+
+
+async def scroll_to(page: Any, selector: str) -> None:
+    """Scroll to an element the page may re-render meanwhile (the live list refreshes)."""
+    for _ in range(10):
+        try:
+            await page.locator(selector).first.scroll_into_view_if_needed(timeout=2_000)
+            return
+        except PlaywrightError:
+            await page.wait_for_timeout(200)
+    raise AssertionError(f"{selector} never stayed on the page long enough to scroll to it")
 
 
 async def sign_up(page: Page, base: str) -> str:
@@ -206,7 +218,7 @@ async def test_on_a_phone_answers_survive_a_reload_and_a_network_drop(
     await page.context.set_offline(False)
     await expect(page.locator(".diff-added")).to_contain_text("cinnamon buns", timeout=30_000)
     await expect(connection).to_be_hidden()
-    await page.locator(".diff-added").scroll_into_view_if_needed()
+    await scroll_to(page, ".diff-added")
     await phone.shot("04-phone-change-after-reconnect")
 
     # When they rename the chat from the phone
