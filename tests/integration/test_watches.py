@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import asyncpg
@@ -96,6 +97,33 @@ def worker(settings: Settings) -> Iterator[None]:
     broker.setup(settings)
     with workers.running_worker(settings, processes=1, threads=2):
         yield
+
+
+@dataclasses.dataclass(frozen=True)
+class InProcess:
+    """What a worker has, opened in the test process: services, the saver and the graph."""
+
+    services: Services
+    saver: Any
+    graph: graph.Graph
+
+
+@pytest.fixture
+async def in_process(
+    db: asyncpg.Pool, settings: Settings, redis_url: str
+) -> AsyncIterator[InProcess]:
+    import redis.asyncio as aioredis
+
+    from lookout.capabilities import fetch
+
+    redis = aioredis.Redis.from_url(redis_url)
+    async with (
+        fetch.open_session(settings) as http,
+        checkpointer.saver_context(settings.database_url) as saver,
+    ):
+        services = Services(db=db, redis=redis, http=http, settings=settings)
+        yield InProcess(services=services, saver=saver, graph=graph.build(saver))
+    await redis.aclose()
 
 
 async def manual_run(db: asyncpg.Pool, watch: repo.Automation) -> uuid.UUID | None:
@@ -225,34 +253,23 @@ async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
     settings: Settings,
     tenant_factory: TenantFactory,
     page: dict[str, Any],
-    redis_url: str,
+    in_process: InProcess,
 ) -> None:
-    import redis.asyncio as aioredis
-
-    from lookout.capabilities import fetch
-
     tenant = await tenant_factory()
     watch = await make_watch(db, settings, tenant, page["url"])
-    redis = aioredis.Redis.from_url(redis_url)
-    async with (
-        fetch.open_session(settings) as http,
-        checkpointer.saver_context(settings.database_url) as saver,
-    ):
-        services = Services(db=db, redis=redis, http=http, settings=settings)
-        chat_graph = graph.build(saver)
-        run_id = await manual_run(db, watch)
-        assert run_id is not None
-        first, second = await asyncio.gather(
-            runner.execute(services, chat_graph, run_id),
-            runner.execute(services, chat_graph, run_id),
-        )
-        # Given the chat busy with an interactive turn, a scheduled run is skipped
-        token = await lease.acquire(db, watch.chat_id)
-        busy_run = await manual_run(db, watch)
-        assert busy_run is not None
-        skipped = await runner.execute(services, chat_graph, busy_run)
-        await lease.release(db, watch.chat_id, token)
-    await redis.aclose()
+    services, chat_graph = in_process.services, in_process.graph
+    run_id = await manual_run(db, watch)
+    assert run_id is not None
+    first, second = await asyncio.gather(
+        runner.execute(services, chat_graph, run_id),
+        runner.execute(services, chat_graph, run_id),
+    )
+    # Given the chat busy with an interactive turn, a scheduled run is skipped
+    token = await lease.acquire(db, watch.chat_id)
+    busy_run = await manual_run(db, watch)
+    assert busy_run is not None
+    skipped = await runner.execute(services, chat_graph, busy_run)
+    await lease.release(db, watch.chat_id, token)
 
     assert sorted([first, second]) == ["duplicate", "succeeded"]
     assert len(await answers(db, watch.chat_id)) == 1
@@ -264,11 +281,8 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
     settings: Settings,
     tenant_factory: TenantFactory,
     page: dict[str, Any],
-    redis_url: str,
+    in_process: InProcess,
 ) -> None:
-    import redis.asyncio as aioredis
-
-    from lookout.capabilities import fetch
     from lookout.chat import turns
 
     tenant = await tenant_factory(credits=1000)
@@ -280,31 +294,23 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
     )
     sizes = []
     most_rows = 0
-    redis = aioredis.Redis.from_url(redis_url)
-    async with (
-        fetch.open_session(settings) as http,
-        checkpointer.saver_context(settings.database_url) as saver,
-    ):
-        services = Services(db=db, redis=redis, http=http, settings=settings)
-        chat_graph = graph.build(saver)
-        for turn in range(200):
-            page["lines"] = ["Soup of the day", f"Special number {turn}"]
-            await turns.run_turn(
-                services,
-                chat_graph,
-                chat,
-                f"what is on {page['url']}",
-                principal,
-                source="automation",
-            )
-            size = await db.fetchrow(THREAD_SIZE, str(chat.id))
-            most_rows = max(most_rows, size["rows"])
-            if turn in (10, 199):
-                sizes.append(size)
-        # The once-a-minute sweep, as the maintenance actor runs it
-        assert await pruning.sweep(redis, saver) == 1
-        swept = await db.fetchrow(THREAD_SIZE, str(chat.id))
-    await redis.aclose()
+    for turn in range(200):
+        page["lines"] = ["Soup of the day", f"Special number {turn}"]
+        await turns.run_turn(
+            in_process.services,
+            in_process.graph,
+            chat,
+            f"what is on {page['url']}",
+            principal,
+            source="automation",
+        )
+        size = await db.fetchrow(THREAD_SIZE, str(chat.id))
+        most_rows = max(most_rows, size["rows"])
+        if turn in (10, 199):
+            sizes.append(size)
+    # The once-a-minute sweep, as the maintenance actor runs it
+    assert await pruning.sweep(in_process.services.redis, in_process.saver) == 1
+    swept = await db.fetchrow(THREAD_SIZE, str(chat.id))
 
     at_10, at_199 = sizes
     assert most_rows <= pruning.INLINE_EVERY + 1  # bounded even with no sweep running
@@ -418,26 +424,14 @@ async def test_a_removed_creators_watch_stops_with_a_message(
     settings: Settings,
     tenant_factory: TenantFactory,
     page: dict[str, Any],
-    redis_url: str,
+    in_process: InProcess,
 ) -> None:
-    import redis.asyncio as aioredis
-
-    from lookout.capabilities import fetch
-
     tenant = await tenant_factory()
     watch = await make_watch(db, settings, tenant, page["url"])
     await db.execute("UPDATE memberships SET role = 'viewer' WHERE user_id = $1", tenant.user.id)
-    run_id = await repo.insert_run(db, automation_id=watch.id, workspace_id=tenant.workspace.id,
-                                   scheduled_for=dt.datetime.now(dt.UTC), manual=False)  # fmt: skip
+    run_id = await manual_run(db, watch)
     assert run_id is not None
-    redis = aioredis.Redis.from_url(redis_url)
-    async with (
-        fetch.open_session(settings) as http,
-        checkpointer.saver_context(settings.database_url) as saver,
-    ):
-        services = Services(db=db, redis=redis, http=http, settings=settings)
-        status = await runner.execute(services, graph.build(saver), run_id)
-    await redis.aclose()
+    status = await runner.execute(in_process.services, in_process.graph, run_id)
 
     after = await repo.get_automation_for_worker(db, automation_id=watch.id)
     assert status == "failed"

@@ -3,47 +3,34 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
-import redis.asyncio as aioredis
 
 from lookout import app
-from lookout.access.services import Services
-from lookout.agent import graph
-from lookout.capabilities import fetch
-from lookout.db import checkpointer, repo
+from lookout.db import repo
 from lookout.settings import Settings
 from lookout.watches import runner
 from tests.integration.factories import Site, TenantFactory, member_cookie, site, tenant_factory
-from tests.integration.test_watches import answers, make_watch
+from tests.integration.test_watches import InProcess, answers, in_process, make_watch
 
-__all__ = ["site", "tenant_factory"]
+__all__ = ["in_process", "site", "tenant_factory"]
 
 
 @pytest.fixture
-async def run_now(db: asyncpg.Pool, settings: Settings, redis_url: str) -> AsyncIterator[Any]:
+def run_now(db: asyncpg.Pool, in_process: InProcess) -> Any:
     """run(watch) -> the final status of one scheduled run, executed in this process."""
-    redis = aioredis.Redis.from_url(redis_url)
-    async with (
-        fetch.open_session(settings) as http,
-        checkpointer.saver_context(settings.database_url) as saver,
-    ):
-        services = Services(db=db, redis=redis, http=http, settings=settings)
-        chat_graph = graph.build(saver)
 
-        async def run(watch: repo.Automation) -> str:
-            run_id = await repo.insert_run(
-                db, automation_id=watch.id, workspace_id=watch.workspace_id,
-                scheduled_for=dt.datetime.now(dt.UTC), manual=False,
-            )  # fmt: skip
-            assert run_id is not None
-            return await runner.execute(services, chat_graph, run_id)
+    async def run(watch: repo.Automation) -> str:
+        run_id = await repo.insert_run(
+            db, automation_id=watch.id, workspace_id=watch.workspace_id,
+            scheduled_for=dt.datetime.now(dt.UTC), manual=False,
+        )  # fmt: skip
+        assert run_id is not None
+        return await runner.execute(in_process.services, in_process.graph, run_id)
 
-        yield run
-    await redis.aclose()
+    return run
 
 
 async def test_a_scheduled_turn_never_starts_another_watch(
