@@ -86,8 +86,9 @@ async def execute(
             ctx = dataclasses.replace(ctx, watches=watches(ctx))
         failed = await _run_graph(chat_graph, ctx, text)
         await _persist(services, turn, "assistant", parts.to_message_parts(emitted))
-        if not failed:
-            await emit(parts.finish())
+    # After the release: a client that sends its next message on `finish` finds the chat free.
+    if not failed:
+        await emit(parts.finish())
     return emitted
 
 
