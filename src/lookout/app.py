@@ -32,9 +32,10 @@ async def _db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _redis_ctx(app: web.Application) -> AsyncIterator[None]:
-    client = redis_client.connect(app[appkeys.SETTINGS].redis_url)
+    url = app[appkeys.SETTINGS].redis_url
+    client = redis_client.connect(url)
     app[appkeys.REDIS] = client
-    app[appkeys.HUB] = hub.Hub(client)
+    app[appkeys.HUB] = hub.Hub(client, redis_client.listener(url))
     yield
     await app[appkeys.HUB].close()
     await client.aclose()

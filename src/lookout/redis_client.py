@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 
 MAX_CONNECTIONS = 100
 # Waiting for a connection beyond this means Redis is the bottleneck: say so (Unavailable).
@@ -37,3 +37,19 @@ def connect(url: str) -> aioredis.Redis:
         ),
     )
     return aioredis.Redis(connection_pool=pool)
+
+
+def listener(url: str) -> aioredis.Redis:
+    """A client on one dedicated connection for a long blocking read (chat.hub's XREAD).
+
+    Outside the shared pool, so a read that blocks for seconds never takes a pooled connection
+    from requests. No retries: the reader handles a lost connection itself (it must learn the
+    new connection's CLIENT ID before anyone can wake it).
+    """
+    return aioredis.Redis.from_url(
+        url,
+        single_connection_client=True,
+        socket_connect_timeout=2,
+        socket_timeout=SOCKET_TIMEOUT_S,
+        retry=Retry(NoBackoff(), 0),
+    )

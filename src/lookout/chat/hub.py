@@ -2,7 +2,14 @@
 
 A blocking XREAD per SSE client would hold one Redis connection each (the client pool stops at
 100): 200 listeners on one chat wedged the process. The hub reads all listened-to chats with a
-single XREAD and hands each event to every subscriber's queue.
+single XREAD on a connection of its own and hands each event to every subscriber's queue.
+
+A chat newly listened to must join the read at once. Cancelling the XREAD in flight to re-issue
+it leaked: redis-py turned some of those cancellations into connection errors, the old reader
+went on reading, and after a few hundred subscriptions 100 stale readers held the whole pool
+(tests/reliability/test_faults_postgres.py saw turns fail for want of a connection). Instead the
+reader is woken with CLIENT UNBLOCK, which ends its XREAD early as if it had timed out; the
+XREAD is never cancelled, so its connection stays healthy.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ logger = logging.getLogger(__name__)
 Event = tuple[str, str, parts.Part]  # (stream id, turn id, part)
 IDLE_S = 5.0
 _RETRY_S = 1.0
+# A wake-up that reaches Redis before the XREAD it targets finds nothing blocked: try again.
+_WAKE_RETRY_S = 0.005
 
 
 def id_key(entry_id: str) -> tuple[int, int]:
@@ -31,11 +40,20 @@ def id_key(entry_id: str) -> tuple[int, int]:
 
 
 class Hub:
-    def __init__(self, redis: aioredis.Redis) -> None:
+    """`redis` (the shared pool) serves catch-up reads and wake-ups; `listener` (one dedicated
+    connection, see redis_client.listener) carries the blocking XREAD."""
+
+    def __init__(self, redis: aioredis.Redis, listener: aioredis.Redis) -> None:
         self.redis = redis
+        self.listener = listener
         self._queues: dict[uuid.UUID, set[asyncio.Queue[Event]]] = {}
         self._positions: dict[uuid.UUID, str] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._waker: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()  # set while any chat is listened to
+        self._version = 0  # bumped when a chat joins
+        self._reading = 0  # the version the XREAD in flight covers
+        self._client_id: int | None = None  # the listener's connection, once known
 
     @contextlib.asynccontextmanager
     async def subscribe(
@@ -49,15 +67,17 @@ class Hub:
             if chat_id not in self._queues:
                 self._positions[chat_id] = position
                 self._queues[chat_id] = set()
-                self._restart()
+                self._joined()
         self._queues[chat_id].add(queue)
         try:
             yield self._iterate(chat_id, queue, after)
         finally:
             self._queues[chat_id].discard(queue)
             if not self._queues[chat_id]:
+                # The XREAD in flight may still name the chat; what it returns for it is dropped.
                 del self._queues[chat_id], self._positions[chat_id]
-                self._restart()
+                if not self._queues:
+                    self._listening.clear()
 
     async def _iterate(
         self, chat_id: uuid.UUID, queue: asyncio.Queue[Event], after: str
@@ -77,35 +97,66 @@ class Hub:
                 seen = id_key(event[0])
                 yield event
 
-    def _restart(self) -> None:
-        """Re-issue the XREAD with the current set of chats (cancelling the one in flight)."""
-        if self._reader is not None:
-            self._reader.cancel()
-        self._reader = asyncio.create_task(self._read()) if self._queues else None
+    def _joined(self) -> None:
+        """A chat joined: the reader must re-issue its XREAD with it."""
+        self._version += 1
+        self._listening.set()
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read())
+        if self._waker is None or self._waker.done():
+            self._waker = asyncio.create_task(self._wake())
+
+    async def _wake(self) -> None:
+        """Unblock the XREAD in flight until the reader has taken up every joined chat."""
+        while self._reading < self._version and self._client_id is not None:
+            try:
+                await self.redis.client_unblock(self._client_id)
+            except (aioredis.ConnectionError, aioredis.TimeoutError, OSError):
+                return  # the reader meets the same outage and re-reads when it is over
+            await asyncio.sleep(_WAKE_RETRY_S)
 
     async def _read(self) -> None:
-        while self._queues:
-            streams: dict[Any, Any] = {events.stream_key(c): p for c, p in self._positions.items()}
+        """The process's one reader: lives as long as the hub; never ends on an error."""
+        while True:
+            await self._listening.wait()
             try:
-                response: Any = await self.redis.xread(streams, block=int(IDLE_S * 1000), count=500)
+                await self._read_once()
             except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+                self._client_id = None  # a new connection has a new id
                 logger.warning("event hub lost Redis (%s); retrying", type(exc).__name__)
                 await asyncio.sleep(_RETRY_S)
-                continue
-            for key, entries in response or []:
-                self._deliver(events.chat_of(key), entries)
+            except Exception:
+                self._client_id = None
+                logger.exception("event hub read failed; retrying")
+                await asyncio.sleep(_RETRY_S)
+
+    async def _read_once(self) -> None:
+        if self._client_id is None:
+            self._client_id = int(await self.listener.client_id())
+        self._reading = self._version
+        # Built after the awaits above: the last listener may have left meanwhile.
+        streams: dict[Any, Any] = {events.stream_key(c): p for c, p in self._positions.items()}
+        if not streams:
+            return
+        response: Any = await self.listener.xread(streams, block=int(IDLE_S * 1000), count=500)
+        for key, entries in response or []:
+            self._deliver(events.chat_of(key), entries)
 
     def _deliver(self, chat_id: uuid.UUID, entries: list[Any]) -> None:
         for raw_id, fields in entries:
             event = events.decode(raw_id, fields)
-            if chat_id in self._positions:
+            position = self._positions.get(chat_id)
+            # A chat that left and joined again may get entries its new position already covers
+            if position is not None and id_key(event[0]) > id_key(position):
                 self._positions[chat_id] = event[0]
             for queue in self._queues.get(chat_id, ()):
                 queue.put_nowait(event)
 
     async def close(self) -> None:
         self._queues.clear()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        for task in (self._reader, self._waker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self.listener.aclose()
