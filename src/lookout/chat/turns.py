@@ -6,6 +6,7 @@ chat's stream → persist the answer → finish → release the lease (if still 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import logging
@@ -74,18 +75,26 @@ async def execute(
         emitted.append(part)
         await events.publish(services.redis, turn.chat.id, turn.id, part)
 
-    async with lease.kept(services.db, turn.chat.id, turn.token):
-        await _persist(services, turn, "user", [{"type": "text", "text": text}])
-        await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id), source=turn.source))
-        ctx = TurnContext(
-            services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
-            source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
-            job_deadline_s=services.settings.chat_job_deadline_s,
-        )  # fmt: skip
-        if watches is not None:
-            ctx = dataclasses.replace(ctx, watches=watches(ctx))
-        failed = await _run_graph(chat_graph, ctx, text)
-        await _persist(services, turn, "assistant", parts.to_message_parts(emitted))
+    try:
+        async with lease.kept(services.db, turn.chat.id, turn.token):
+            await _persist(services, turn, "user", [{"type": "text", "text": text}])
+            await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id),
+                                   source=turn.source))  # fmt: skip
+            ctx = TurnContext(
+                services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
+                source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
+                job_deadline_s=services.settings.chat_job_deadline_s,
+            )  # fmt: skip
+            if watches is not None:
+                ctx = dataclasses.replace(ctx, watches=watches(ctx))
+            failed = await _run_graph(chat_graph, ctx, text)
+            await _persist(services, turn, "assistant", parts.to_message_parts(emitted))
+    except errors.LookoutError as exc:
+        # Postgres or Redis failed outside the graph: the listener hears why now, rather than
+        # "interrupted" when its idle check finds no turn in flight.
+        with contextlib.suppress(errors.LookoutError):
+            await emit(parts.error(exc.code, exc.message))
+        raise
     # After the release: a client that sends its next message on `finish` finds the chat free.
     if not failed:
         await emit(parts.finish())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +24,8 @@ from lookout.ops import shutdown
 from lookout.routes import common
 from lookout.schema import chats as schema
 from lookout.watches import service, tools
+
+logger = logging.getLogger(__name__)
 
 STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "Cache-Control": "no-cache"}
 PING_S = 15
@@ -148,6 +152,14 @@ def _spawn(app: web.Application, work: Any) -> None:
     running = app[appkeys.TURNS]
     running.add(task)
     task.add_done_callback(running.discard)
+    task.add_done_callback(_report)
+
+
+def _report(task: asyncio.Task[Any]) -> None:
+    """A turn that raised (Postgres or Redis failed outside the graph) has told its listener
+    what it could (turns.execute); this reads the exception so it is logged once, briefly."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.warning("turn ended by %s: %s", type(exc).__name__, exc)
 
 
 async def resume(request: web.Request) -> web.StreamResponse:
@@ -175,9 +187,24 @@ async def _stream_turn(
 async def _turn_frames(
     source: AsyncIterator[tuple[str, parts.Part]],
 ) -> AsyncIterator[tuple[str | None, str]]:
-    async for entry_id, part in source:
-        yield entry_id, json.dumps(part)
+    async with _ends_with_error() as failed:
+        async for entry_id, part in source:
+            yield entry_id, json.dumps(part)
+    if failed:
+        yield None, json.dumps(failed[0])
     yield None, "[DONE]"
+
+
+@contextlib.asynccontextmanager
+async def _ends_with_error() -> AsyncIterator[list[parts.Part]]:
+    """Headers are out once a stream runs: a failure (Redis gone mid-stream) must end it with
+    an error part. Raised, the error envelope would be written into the open stream as a second
+    response (clients read garbage: JSONDecodeError, RemoteProtocolError)."""
+    failed: list[parts.Part] = []
+    try:
+        yield failed
+    except errors.LookoutError as exc:
+        failed.append(parts.error(exc.code, exc.message))
 
 
 async def tail(request: web.Request) -> web.StreamResponse:
@@ -194,9 +221,12 @@ async def tail(request: web.Request) -> web.StreamResponse:
 async def _tail_frames(
     source: AsyncIterator[tuple[str, str, parts.Part] | None],
 ) -> AsyncIterator[tuple[str | None, str]]:
-    async for event in source:
-        if event is not None:
-            yield event[0], json.dumps(event[2])
+    async with _ends_with_error() as failed:
+        async for event in source:
+            if event is not None:
+                yield event[0], json.dumps(event[2])
+    if failed:
+        yield None, json.dumps(failed[0])
 
 
 async def _sse(
