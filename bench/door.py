@@ -5,7 +5,9 @@
 Both servers run in their own single process and scrape the same tiny local page with the same
 executor; the door adds authentication, the rate limit, credit reserve/settle with the ledger,
 and the envelope. One load client (this process) drives each in turn, same concurrency and
-duration. Prints requests/s, p50/p99 latency of both, and the ratio door / bare.
+duration. Prints requests/s, p50/p99 latency of both, the ratio door / bare, and the CPU
+milliseconds a request costs each process group (server, Postgres + Redis, page server, load
+client), read from /proc: where the door's cost goes.
 Target: the door keeps >= 0.7x of the bare handler's throughput.
 """
 
@@ -27,6 +29,7 @@ import aiohttp
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _procs
 import services
 
 TARGET = 0.7
@@ -152,6 +155,7 @@ async def load(
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
         "failures": failures,
+        "elapsed_s": elapsed,
     }
 
 
@@ -161,12 +165,32 @@ def spawn(role: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     )
 
 
-async def measure(args: argparse.Namespace, env: dict[str, str], key: str) -> dict[str, Any]:
+def service_pids(dsn: str, redis_url: str) -> list[int]:
+    """The postmaster (its backends are its children) and redis-server."""
+    import redis
+
+    async def data_dir() -> str:
+        import asyncpg
+
+        conn = await asyncpg.connect(dsn)
+        try:
+            return str(await conn.fetchval("SHOW data_directory"))
+        finally:
+            await conn.close()
+
+    pids = [int(Path(asyncio.run(data_dir()), "postmaster.pid").read_text().split()[0])]
+    client = redis.Redis.from_url(redis_url)
+    pids.append(int(client.info("server")["process_id"]))
+    client.close()
+    return pids
+
+
+async def measure(
+    args: argparse.Namespace, env: dict[str, str], key: str, backing: list[int]
+) -> dict[str, Any]:
     page_port, bare_port, door_port = free_port(), free_port(), free_port()
-    processes = [
-        spawn(role, port, env)
-        for role, port in (("page", page_port), ("bare", bare_port), ("door", door_port))
-    ]
+    roles = (("page", page_port), ("bare", bare_port), ("door", door_port))
+    processes = {role: spawn(role, port, env) for role, port in roles}
     try:
         await wait_up(f"http://127.0.0.1:{page_port}/tiny")
         await wait_up(f"http://127.0.0.1:{door_port}/healthz")
@@ -179,10 +203,22 @@ async def measure(args: argparse.Namespace, env: dict[str, str], key: str) -> di
         ):
             url = f"http://127.0.0.1:{port}/v1/web/scrape"
             await load(url, body, headers, 1.0, args.concurrency)  # warm-up
+            groups = {
+                "server": [processes[role].pid], "postgres+redis": backing,
+                "page": [processes["page"].pid],
+            }  # fmt: skip
+            before = {name: _procs.cpu_seconds(pids) for name, pids in groups.items()}
+            client_before = time.process_time()  # this process alone (the servers are children)
             results[role] = await load(url, body, headers, args.seconds, args.concurrency)
+            count = results[role]["rps"] * results[role]["elapsed_s"]
+            for name, pids in groups.items():
+                used = _procs.cpu_seconds(pids) - before[name]
+                results[role][f"cpu_ms_{name}"] = used * 1000 / count
+            client = time.process_time() - client_before
+            results[role]["cpu_ms_client"] = client * 1000 / count
         return results
     finally:
-        for process in processes:
+        for process in processes.values():
             process.terminate()
             process.wait()
 
@@ -206,12 +242,15 @@ def main() -> int:
             "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
         }
         key = asyncio.run(seed(dsn))
-        results = asyncio.run(measure(args, env, key))
+        results = asyncio.run(measure(args, env, key, service_pids(dsn, redis_url)))
     ratio = results["door"]["rps"] / results["bare"]["rps"]
     print(json.dumps({role: {k: round(v, 2) for k, v in r.items()} for role, r in results.items()}))
     for role in ("door", "bare"):
         r = results[role]
         print(f"{role}: {r['rps']:.0f} req/s, p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms")
+        cpu = {k.removeprefix("cpu_ms_"): v for k, v in r.items() if k.startswith("cpu_ms_")}
+        shares = ", ".join(f"{name} {ms:.2f}" for name, ms in cpu.items())
+        print(f"  CPU ms a request: {sum(cpu.values()):.2f} ({shares})")
     verdict = "met" if ratio >= TARGET else "MISSED"
     print(f"ratio door/bare = {ratio:.2f} (target >= {TARGET}: {verdict})")
     return 0
