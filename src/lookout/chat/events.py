@@ -6,6 +6,7 @@ every turn, interactive and scheduled; a small key points at the turn in flight.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import uuid
@@ -44,16 +45,33 @@ async def publish(
     redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID, part: parts.Part
 ) -> str:
     """Append a part; returns its id. The first part of a turn marks the turn in flight."""
-    fields = {"turn": str(turn_id), "part": json.dumps(part)}
-    with unavailable():
-        added = await redis.xadd(stream_key(chat_id), fields, maxlen=MAXLEN, approximate=True)  # type: ignore[arg-type]
-        entry_id = _text(added)
-        if part["type"] == "start":
-            await redis.set(active_key(chat_id), f"{turn_id} {entry_id}", ex=ACTIVE_TTL_S)
-        elif part["type"] in parts.TERMINAL:
-            await redis.delete(active_key(chat_id))
-            await redis.expire(stream_key(chat_id), TTL_S)
+    (entry_id,) = await publish_many(redis, chat_id, turn_id, [part])
     return entry_id
+
+
+async def publish_many(
+    redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID, batch: list[parts.Part]
+) -> list[str]:
+    """Append parts in order in one round trip; their ids. A `start` marks the turn in flight
+    (the pointer names the start's own id, which the pipeline learns only from Redis: set by a
+    second round trip), a finish or error clears the mark."""
+    key = stream_key(chat_id)
+    with unavailable():
+        async with redis.pipeline(transaction=False) as pipe:
+            for part in batch:
+                fields = {"turn": str(turn_id), "part": json.dumps(part)}
+                pipe.xadd(key, fields, maxlen=MAXLEN, approximate=True)  # type: ignore[arg-type]
+            ended = any(part["type"] in parts.TERMINAL for part in batch)
+            if ended:
+                pipe.delete(active_key(chat_id))
+                pipe.expire(key, TTL_S)
+            results = await pipe.execute()
+        ids = [_text(added) for added in results[: len(batch)]]
+        starts = [i for i, part in enumerate(batch) if part["type"] == "start"]
+        if starts and not ended:
+            pointer = f"{turn_id} {ids[starts[-1]]}"
+            await redis.set(active_key(chat_id), pointer, ex=ACTIVE_TTL_S)
+    return ids
 
 
 @contextlib.contextmanager
@@ -138,3 +156,44 @@ def valid_id(text: str | None) -> str | None:
         return None
     millis, _, seq = text.partition("-")
     return text if millis.isdigit() and seq.isdigit() else None
+
+
+class Publisher:
+    """One turn's parts onto its chat's stream, in order, coalesced: what the turn emits while
+    a write is in flight goes out with the next write, in one round trip. A streamed answer
+    (text-start, a delta every few words, text-end) costs one or two round trips, not one a
+    part, and the turn does not wait on Redis between parts.
+
+    A failed write (Redis gone) is raised by the next `emit` or by `drain`; `drain` also waits
+    until everything emitted so far is written (the end of a turn).
+    """
+
+    def __init__(self, redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID) -> None:
+        self.redis = redis
+        self.chat_id = chat_id
+        self.turn_id = turn_id
+        self._pending: list[parts.Part] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+
+    async def emit(self, part: parts.Part) -> None:
+        if self._failure is not None:
+            raise self._failure
+        self._pending.append(part)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+
+    async def drain(self) -> None:
+        if self._writer is not None:
+            await asyncio.shield(self._writer)
+        if self._failure is not None:
+            raise self._failure
+
+    async def _write(self) -> None:
+        await asyncio.sleep(0)  # the emitter's next parts at hand join this write
+        while self._pending and self._failure is None:
+            batch, self._pending = self._pending, []
+            try:
+                await publish_many(self.redis, self.chat_id, self.turn_id, batch)
+            except errors.LookoutError as exc:
+                self._failure = exc

@@ -32,8 +32,7 @@ async def post(
         services.db, message_id=message_id, chat_id=chat_id, workspace_id=workspace_id,
         role="assistant", source="automation", parts=parts.to_message_parts(stream),
     )  # fmt: skip
-    for part in [*stream, parts.finish()]:
-        await events.publish(services.redis, chat_id, turn_id, part)
+    await events.publish_many(services.redis, chat_id, turn_id, [*stream, parts.finish()])
 
 
 async def post_job_result(services: Services, job_id: uuid.UUID) -> bool:

@@ -6,6 +6,7 @@ chat's stream → persist the answer → finish → release the lease (if still 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
@@ -70,10 +71,11 @@ async def execute(
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
+    publisher = events.Publisher(services.redis, turn.chat.id, turn.id)
 
     async def emit(part: parts.Part) -> None:
         emitted.append(part)
-        await events.publish(services.redis, turn.chat.id, turn.id, part)
+        await publisher.emit(part)
 
     try:
         async with lease.kept(services.db, turn.chat.id, turn.token):
@@ -94,10 +96,17 @@ async def execute(
         # "interrupted" when its idle check finds no turn in flight.
         with contextlib.suppress(errors.LookoutError):
             await emit(parts.error(exc.code, exc.message))
+            await publisher.drain()
+        raise
+    except asyncio.CancelledError:
+        # What was emitted goes out before the interruption notice (instrument.chat_turn).
+        with contextlib.suppress(errors.LookoutError):
+            await publisher.drain()
         raise
     # After the release: a client that sends its next message on `finish` finds the chat free.
     if not failed:
         await emit(parts.finish())
+    await publisher.drain()
     return emitted
 
 
