@@ -86,3 +86,31 @@ async def test_viewers_see_watches_but_cannot_create_run_or_stop_them(
 
     assert listed.status == 200 and len((await listed.json())["data"]["watches"]) == 1
     assert (created.status, ran.status, stopped.status) == (403, 403, 403)
+
+
+async def test_a_run_of_a_stopped_watch_is_skipped_and_one_whose_chat_is_gone_fails(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site, run_now: Any
+) -> None:
+    # Given two watches: one stopped before its run, one whose chat row is gone
+    tenant = await tenant_factory(credits=10)
+    stopped = await make_watch(db, settings, tenant, site.url("/stopped"))
+    orphan = await make_watch(db, settings, tenant, site.url("/orphan"))
+    await repo.disable_automation(db, automation_id=stopped.id)
+    await db.execute("DELETE FROM chats WHERE id = $1", orphan.chat_id)
+
+    # When a run of each executes
+    statuses = [await run_now(stopped), await run_now(orphan)]
+
+    # Then the first is skipped; the second fails, says why, and its watch is disabled
+    assert statuses == ["skipped", "failed"]
+    runs = await db.fetch(
+        "SELECT automation_id, error FROM automation_runs WHERE automation_id = ANY($1::uuid[])",
+        [stopped.id, orphan.id],
+    )
+    errors = {r["automation_id"]: r["error"] for r in runs}
+    assert errors == {
+        stopped.id: "The watch was stopped before this run.",
+        orphan.id: "The chat of this watch no longer exists.",
+    }
+    after = await repo.get_automation_for_worker(db, automation_id=orphan.id)
+    assert after is not None and after.enabled is False

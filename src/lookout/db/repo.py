@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Self, TypeAlias
+from typing import Any, Self, TypeAlias, TypeVar
 
 import asyncpg
 
@@ -757,8 +757,38 @@ async def advance_automations(
     await execute(db, "advance_automations", automation_ids, next_run_at)
 
 
-async def claim_run(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> Run | None:
-    return Run.from_row(await fetchrow(db, "claim_run", run_id, lease_s))
+_R = TypeVar("_R", bound=Row)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClaimedRun:
+    """A run just claimed, with its watch, the watch's chat and its creator's role (or None)."""
+
+    run: Run
+    automation: Automation | None
+    chat: Chat | None
+    creator_role: str | None
+
+
+async def claim_run(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> ClaimedRun | None:
+    row = await fetchrow(db, "claim_run", run_id, lease_s)
+    run = Run.from_row(row)
+    if row is None or run is None:
+        return None
+    return ClaimedRun(
+        run=run,
+        automation=_prefixed(Automation, row, "a_"),
+        chat=_prefixed(Chat, row, "c_"),
+        creator_role=row["creator_role"],
+    )
+
+
+def _prefixed(cls: type[_R], row: asyncpg.Record, prefix: str) -> _R | None:
+    """The `prefix`-named columns of a joined row as a `cls`; None when the join found none."""
+    if row[prefix + "id"] is None:
+        return None
+    found = {key.removeprefix(prefix): val for key, val in row.items() if key.startswith(prefix)}
+    return cls(**found)
 
 
 async def finish_run(db: Executor, *, run_id: uuid.UUID, status: str, error: str | None) -> None:

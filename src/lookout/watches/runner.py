@@ -23,32 +23,30 @@ OUT_OF_CREDITS = "insufficient_credits"
 @instrument.watch_run
 async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
     """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
-    run = await repo.claim_run(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
-    if run is None:
+    # One round trip: the claim, the watch, its chat and its creator's role.
+    claimed = await repo.claim_run(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
+    if claimed is None:
         return "duplicate"
 
     async def renew() -> None:
         await repo.renew_run_lease(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
 
     async with heartbeat.beating(RUN_LEASE_S / 3, renew):
-        status, error = await _run(services, chat_graph, run)
+        status, error = await _run(services, chat_graph, claimed)
     await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
     return status
 
 
 async def _run(
-    services: Services, chat_graph: graph.Graph, run: repo.Run
+    services: Services, chat_graph: graph.Graph, claimed: repo.ClaimedRun
 ) -> tuple[str, str | None]:
-    automation = await repo.get_automation_for_worker(services.db, automation_id=run.automation_id)
+    run, automation, chat = claimed.run, claimed.automation, claimed.chat
     if automation is None or not automation.enabled:
         return "skipped", "The watch was stopped before this run."
-    chat = await repo.get_chat(
-        services.db, chat_id=automation.chat_id, workspace_id=automation.workspace_id
-    )
     if chat is None:
         await repo.disable_automation(services.db, automation_id=automation.id)
         return "failed", "The chat of this watch no longer exists."
-    principal = await _creator(services, automation)
+    principal = _creator(automation, claimed.creator_role)
     if principal is None:
         reason = "the person who started it no longer belongs to this workspace or may not spend"
         await _pause(services, automation, chat, reason)
@@ -89,11 +87,8 @@ async def _paused_for_credits(
     return "failed", "Out of credits: the watch is paused."
 
 
-async def _creator(services: Services, automation: repo.Automation) -> Principal | None:
+def _creator(automation: repo.Automation, role: str | None) -> Principal | None:
     """The watch's creator as the system principal, if they may still spend in the workspace."""
-    role = await repo.get_role(
-        services.db, workspace_id=automation.workspace_id, user_id=automation.created_by
-    )
     if role not in ("editor", "owner"):
         return None
     return Principal(
