@@ -49,29 +49,39 @@ async def publish(
     return entry_id
 
 
+# Appends a batch of parts in order in one command: a `start` marks the turn in flight (the
+# pointer names the start's own id, known only inside Redis), a finish or error clears the mark
+# and lets the stream expire TTL_S after the turn. ARGV: turn, maxlen, ttl, active ttl, then a
+# (kind, part json) pair a part. Returns the ids.
+_PUBLISH = """
+local ids = {}
+for i = 5, #ARGV, 2 do
+  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
+                        'turn', ARGV[1], 'part', ARGV[i + 1])
+  ids[#ids + 1] = id
+  if ARGV[i] == 'start' then
+    redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. id, 'EX', ARGV[4])
+  elseif ARGV[i] == 'end' then
+    redis.call('DEL', KEYS[2])
+    redis.call('EXPIRE', KEYS[1], ARGV[3])
+  end
+end
+return ids
+"""
+
+
 async def publish_many(
     redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID, batch: list[parts.Part]
 ) -> list[str]:
-    """Append parts in order in one round trip; their ids. A `start` marks the turn in flight
-    (the pointer names the start's own id, which the pipeline learns only from Redis: set by a
-    second round trip), a finish or error clears the mark."""
-    key = stream_key(chat_id)
+    """Append parts in order, in one round trip (one script); their ids."""
+    args: list[str | int] = [str(turn_id), MAXLEN, TTL_S, ACTIVE_TTL_S]
+    for part in batch:
+        kind = "end" if part["type"] in parts.TERMINAL else part["type"]
+        args += [kind, json.dumps(part)]
+    script = redis.register_script(_PUBLISH)
     with unavailable():
-        async with redis.pipeline(transaction=False) as pipe:
-            for part in batch:
-                fields = {"turn": str(turn_id), "part": json.dumps(part)}
-                pipe.xadd(key, fields, maxlen=MAXLEN, approximate=True)  # type: ignore[arg-type]
-            ended = any(part["type"] in parts.TERMINAL for part in batch)
-            if ended:
-                pipe.delete(active_key(chat_id))
-                pipe.expire(key, TTL_S)
-            results = await pipe.execute()
-        ids = [_text(added) for added in results[: len(batch)]]
-        starts = [i for i, part in enumerate(batch) if part["type"] == "start"]
-        if starts and not ended:
-            pointer = f"{turn_id} {ids[starts[-1]]}"
-            await redis.set(active_key(chat_id), pointer, ex=ACTIVE_TTL_S)
-    return ids
+        added: Any = await script(keys=[stream_key(chat_id), active_key(chat_id)], args=args)
+    return [_text(entry_id) for entry_id in added]
 
 
 @contextlib.contextmanager
