@@ -15,6 +15,7 @@ MAX_LINE_CHARS = 300
 SHOWN = 8
 
 _WS = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
 _MARKUP = re.compile(r"^[#>*\-+\d.\s|]+|[*_`|]+")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?\b", re.IGNORECASE)
 _DATE = re.compile(
@@ -39,7 +40,8 @@ class Diff:
 def normalize(line: str) -> str:
     """The part of a line that matters: no markup, no clock or calendar, single spaces."""
     line = _MARKUP.sub(" ", line)
-    line = _RELATIVE.sub("<ago>", _DATE.sub("<date>", _TIME.sub("<time>", line)))
+    if _DIGIT.search(line):  # every clock, date and "n days ago" has a digit; most lines none
+        line = _RELATIVE.sub("<ago>", _DATE.sub("<date>", _TIME.sub("<time>", line)))
     return _WS.sub(" ", line).strip().lower()
 
 
@@ -61,11 +63,12 @@ def snapshot(markdown: str) -> list[str]:
 
 def diff(before: list[str], after: list[str]) -> Diff:
     """Lines added and removed (verbatim), ignoring order and time-only edits."""
-    old = {normalize(line) for line in before}
-    new = {normalize(line) for line in after}
+    old_keys = [normalize(line) for line in before]
+    new_keys = [normalize(line) for line in after]
+    old, new = set(old_keys), set(new_keys)
     return Diff(
-        added=[line for line in after if normalize(line) not in old],
-        removed=[line for line in before if normalize(line) not in new],
+        added=[line for line, key in zip(after, new_keys, strict=True) if key not in old],
+        removed=[line for line, key in zip(before, old_keys, strict=True) if key not in new],
     )
 
 
