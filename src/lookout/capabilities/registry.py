@@ -83,6 +83,13 @@ def all_verbs() -> list[Verb]:
     return sorted(REGISTRY.values(), key=lambda verb: verb.name)
 
 
+@functools.cache
+def _instance(schema: type[marshmallow.Schema]) -> marshmallow.Schema:
+    """One instance per schema class: building one deep-copies every field (~5 % of a scheduled
+    turn's CPU went there). An instance keeps no per-call state and may be used many times."""
+    return schema()
+
+
 def validate_input(verb: Verb, raw: object) -> dict[str, Any]:
     """`raw` loaded through the verb's Input schema, or InvalidInput with field-level details."""
     if not isinstance(raw, Mapping):
@@ -91,7 +98,7 @@ def validate_input(verb: Verb, raw: object) -> dict[str, Any]:
             fields={"_schema": ["Expected a JSON object."]},
         )
     try:
-        loaded: dict[str, Any] = verb.input_schema().load(raw)
+        loaded: dict[str, Any] = _instance(verb.input_schema).load(raw)
     except marshmallow.ValidationError as exc:
         fields: dict[str, Any] = exc.normalized_messages()  # type: ignore[no-untyped-call]
         raise errors.InvalidInput(_summary(verb, fields), fields=fields) from None
@@ -110,7 +117,7 @@ def _summary(verb: Verb, fields: Mapping[str, Any]) -> str:
 
 def dump_output(verb: Verb, data: Mapping[str, Any]) -> dict[str, Any]:
     """Serialize an executor's result; a result that breaks its own schema is our bug (500)."""
-    schema = verb.output_schema()
+    schema = _instance(verb.output_schema)
     dumped: dict[str, Any] = schema.dump(data)
     problems = schema.validate(dumped)
     if problems:
