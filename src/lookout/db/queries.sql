@@ -146,7 +146,9 @@ RETURNING balance;
 
 -- name: close_reservation
 -- Settle (return what was not used) or refund (return all) a reservation, once: the partial
--- unique index credit_ledger_closed_once_key makes a second close of any kind a no-op.
+-- unique index credit_ledger_closed_once_key makes a second close of any kind a no-op. The
+-- balance row is only touched when credits come back: a call that used all it reserved (the
+-- usual settle) does not lock the workspace's hot balance row a second time.
 WITH reserved AS (
     SELECT -amount AS amount, verb, actor FROM credit_ledger
     WHERE workspace_id = $1 AND request_id = $2 AND kind = 'reserve'
@@ -157,10 +159,11 @@ WITH reserved AS (
     FROM reserved
     ON CONFLICT DO NOTHING
     RETURNING amount
+), returned AS (
+    UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
+    FROM entry WHERE credit_balances.workspace_id = $1 AND entry.amount <> 0
 )
-UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
-FROM entry WHERE credit_balances.workspace_id = $1
-RETURNING credit_balances.balance, entry.amount AS returned;
+SELECT amount AS returned FROM entry;
 
 -- name: get_charge
 -- What a closed request cost: reserved minus returned (null while still open).
