@@ -205,5 +205,5 @@ class Publisher:
             batch, self._pending = self._pending, []
             try:
                 await publish_many(self.redis, self.chat_id, self.turn_id, batch)
-            except errors.LookoutError as exc:
+            except Exception as exc:  # kept for the turn to raise: a writer task has no caller
                 self._failure = exc
