@@ -160,6 +160,12 @@ async def test_notifications_and_responses_are_accepted_with_202(
         (request("tools/call", {"name": "nope", "arguments": {}}), 200, -32602),
         (request("tools/list", {"cursor": "not-ours"}), 200, -32602),
         (request("initialize", {"protocolVersion": "2025-06-18"}), 200, -32602),
+        (
+            request("tools/call", {"name": "web_scrape", "arguments": {"url": "a\u0000"}}),
+            400,
+            -32602,
+        ),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\\ud800"}}', 400, -32602),
     ],
 )
 async def test_json_rpc_errors_never_a_500(

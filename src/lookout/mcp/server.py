@@ -17,6 +17,7 @@ import pydantic
 from mcp.types import jsonrpc, methods
 
 import lookout
+from lookout import textsafe
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import calls, tools
@@ -63,6 +64,9 @@ def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
     if isinstance(data, list):
         message = "Invalid Request: batches are not supported; send one message per POST."
         raise RpcError(jsonrpc.INVALID_REQUEST, message, http_status=400)
+    if textsafe.unstorable(data) is not None:
+        message = f"Invalid params: {textsafe.MESSAGE}"
+        raise RpcError(jsonrpc.INVALID_PARAMS, message, http_status=400)
     parsed: jsonrpc.JSONRPCMessage | None = None
     with contextlib.suppress(pydantic.ValidationError):
         parsed = jsonrpc.jsonrpc_message_adapter.validate_python(data, by_name=False)

@@ -27,6 +27,7 @@ from lookout.watches import service, tools
 
 logger = logging.getLogger(__name__)
 
+MAX_CURSOR = 2**62  # a bigint column's range, with room: beyond it the driver refused (500)
 STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "Cache-Control": "no-cache"}
 PING_S = 15
 
@@ -78,8 +79,8 @@ def _page(request: web.Request, cursor: str) -> tuple[int, int]:
         start = int(request.query.get(cursor, "0"))
     except ValueError:
         raise errors.InvalidInput(f"limit and {cursor} are whole numbers.") from None
-    if not 1 <= limit <= chats.MAX_PAGE or start < 0:
-        raise errors.InvalidInput(f"limit is 1 to {chats.MAX_PAGE}; {cursor} is 0 or more.")
+    if not 1 <= limit <= chats.MAX_PAGE or not 0 <= start <= MAX_CURSOR:
+        raise errors.InvalidInput(f"limit is 1 to {chats.MAX_PAGE}; {cursor} is 0 to {MAX_CURSOR}.")
     return limit, start
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from lookout import errors, middleware
+from lookout import errors, middleware, textsafe
 from lookout.access import envelope
 
 
@@ -17,9 +17,12 @@ async def json_body(request: web.Request) -> Any:
         return {}
     raw = await request.read()
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # or nested too deep
         raise errors.InvalidInput("The request body must be JSON.") from None
+    if (where := textsafe.unstorable(body)) is not None:
+        raise errors.InvalidInput(textsafe.MESSAGE, fields={where: [textsafe.MESSAGE]})
+    return body
 
 
 def ok(request: web.Request, data: Any, *, status: int = 200, **meta: Any) -> web.Response:
