@@ -18,8 +18,8 @@ from typing import Any
 OUTPUT = Path(__file__).resolve().parent / "output"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "RELIABILITY.md"
 SECTIONS = [
-    ("Hostile input", ["hostile-openapi", "hostile-mcp", "hostile-ssrf", "hostile-isolation",
-                       "hostile-secrets"]),
+    ("Hostile input", ["hostile-openapi", "hostile-routes", "hostile-mcp", "hostile-ssrf",
+                       "hostile-isolation", "hostile-secrets"]),
     ("Load", ["load"]),
     ("Faults", []),  # every faults-*.json
 ]  # fmt: skip
@@ -48,10 +48,19 @@ FOUND = [
     "The OpenAPI document gave sign-up, sign-in and key creation no request body, so clients "
     "(and Schemathesis) could not know what to send. Now documented from the same marshmallow "
     "schemas the routes load with.",
-    "Not a failure, to fix next: under the load mix a whole chat turn takes ~15 s at p50 (about "
-    "60 ms alone; REST verbs stay near 0.24 s). langgraph's AsyncPostgresSaver holds one "
-    "asyncio.Lock around every checkpoint read and write, so a web process runs its turns' "
-    "checkpoint I/O one at a time whatever its pool size (~2 turns/s here).",
+    "A NUL character or a lone surrogate in any JSON text (`\\u0000`, `\\ud800`) was a 500 "
+    "wherever it reached Postgres (chat titles, watch messages; found by "
+    "`test_hostile_routes.py`), and a message cursor past the bigint range was a 500. Now "
+    "invalid_input (400), and JSON-RPC -32602 on /mcp.",
+    "After a Postgres restart under traffic, chat turns failed 10 s after recovery "
+    "(`test_faults_postgres.py`, in CI): the event hub re-issued its XREAD by cancelling it, "
+    "some cancellations left the old reader running, and ~100 stale readers held the whole "
+    "Redis pool. The hub now reads on its own connection and is woken with CLIENT UNBLOCK; a "
+    "stream that fails after its headers ends with an error part instead of a second response.",
+    "Under the load mix a whole chat turn took ~15 s at p50 (about 60 ms alone): langgraph's "
+    "AsyncPostgresSaver held one asyncio.Lock around every checkpoint read and write, so a "
+    "process ran its turns' checkpoint I/O one at a time. The saver now skips that lock over its "
+    "pool (db/checkpointer.py); see the load figures for the current p50.",
     "Not a failure, to watch: the web process's RSS keeps rising slowly under load (the samples "
     "every 5 s in the load figures); the Python heap (tracemalloc) does not grow with it, and a "
     "loop of chat turns alone adds ~55 KB of RSS per turn.",
