@@ -14,7 +14,7 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # json.loads joins valid pairs:
 
 
 def unstorable(value: Any) -> str | None:
-    """The path (`messages.0.text`) of the first string or key that Postgres cannot store."""
+    """The path (`messages.0.text`) of a string or key that Postgres cannot store, or None."""
     pending: list[tuple[str, Any]] = [("", value)]
     while pending:
         path, item = pending.pop()
