@@ -32,13 +32,16 @@ def prepare(settings: Settings) -> Path:
 
 
 def _forget_dead(path: Path) -> None:
-    """Drop live gauges of processes that are gone (their counters stay: totals never go down)."""
-    from prometheus_client import multiprocess
+    """Drop live gauges of processes that are gone (their counters stay: totals never go down).
 
-    for pid in {_pid(file) for file in path.glob("gauge_live*_*.db")} - {None}:
-        assert pid is not None
-        if not _alive(pid):
-            multiprocess.mark_process_dead(pid, str(path))  # type: ignore[no-untyped-call]
+    What prometheus_client's mark_process_dead does, but a file another process removed first
+    is not an error: processes started together (the Procfile's, two schedulers) clean up the
+    same dead pids at once, and the loser of that race exited at start with FileNotFoundError.
+    """
+    for file in path.glob("gauge_live*_*.db"):
+        pid = _pid(file)
+        if pid is not None and not _alive(pid):
+            file.unlink(missing_ok=True)
 
 
 def _pid(file: Path) -> int | None:
