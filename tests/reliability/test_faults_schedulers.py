@@ -78,19 +78,28 @@ async def arm(db: asyncpg.Pool) -> dt.datetime:
     return due
 
 
-async def one_round(stack: FaultStack, due: dt.datetime, redis: aioredis.Redis) -> int:
+async def one_round(
+    stack: FaultStack, due: dt.datetime, redis: aioredis.Redis, worker: faults_stack.Proc
+) -> int:
     """Two schedulers tick at once; wait for the fire's runs and both ticks handled."""
     pair = [stack.procs.lookout(f"scheduler-{n}", "scheduler") for n in "ab"]
+    state: dict[str, Any] = {}
     try:
 
         async def done() -> bool:
-            runs = await stack.db.fetchval(
+            state["runs"] = await stack.db.fetchval(
                 "SELECT count(*) FROM automation_runs WHERE scheduled_for = $1", due
             )
-            ticked = all(_ticks(p) >= 1 for p in pair)
-            return runs >= WATCHES and ticked and not await redis.llen("dramatiq:dispatch")
+            state["ticks"] = [_ticks(p) for p in pair]
+            state["dispatch_queued"] = await redis.llen("dramatiq:dispatch")
+            ticked = all(ticks >= 1 for ticks in state["ticks"])
+            return state["runs"] >= WATCHES and ticked and not state["dispatch_queued"]
 
-        await faults_stack.until(done, 90, every=0.25)
+        try:
+            await faults_stack.until(done, 90, worker, every=0.25)
+        except AssertionError as exc:  # say where the round stood, and what the processes said
+            logs = "\n".join(f"--- {p.name}:\n{p.tail(1500)}" for p in [*pair, worker])
+            raise AssertionError(f"{exc}; {state}\n{logs}") from None
         await asyncio.sleep(1.0)  # the second tick's (empty) dispatch finishes
     finally:
         for proc in pair:
@@ -144,12 +153,19 @@ async def test_two_schedulers_never_run_a_fire_twice(fault_stack: FaultStack) ->
 async def real_schedulers(stack: FaultStack, redis: aioredis.Redis) -> dict[str, Any]:
     # Given a worker and 500 watches; When 5 rounds of two schedulers tick at once
     worker = stack.procs.worker(processes=2, threads=2, queues=("dispatch",))
+
+    async def ready() -> bool:
+        return "Worker process is ready" in worker.log.read_text(errors="replace")
+
+    # A tick that waits for a worker still starting grows old, and workers drop ticks older
+    # than PERIODIQ_SKIP_DELAY_S: start the rounds once the worker consumes.
+    await faults_stack.until(ready, 60, worker)
     started = time.monotonic()
     ticks, fires = 0, []
     for _ in range(ROUNDS):
         due = await arm(stack.db)
         fires.append(due)
-        ticks += await one_round(stack, due, redis)
+        ticks += await one_round(stack, due, redis, worker)
     elapsed = time.monotonic() - started
     await asyncio.to_thread(worker.stop)
 
