@@ -214,7 +214,7 @@ async def test_missed_fires_coalesce_into_one_run(
     await make_due(db, watch.id, ago="3 hours")  # 36 fires missed while down
 
     assert len(await dispatch.dispatch_due(db)) == 1
-    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert after is not None and after.next_run_at is not None
     now = dt.datetime.now(dt.UTC)
     assert now < after.next_run_at <= now + dt.timedelta(minutes=5)
@@ -433,7 +433,7 @@ async def test_a_removed_creators_watch_stops_with_a_message(
     assert run_id is not None
     status = await runner.execute(in_process.services, in_process.graph, run_id)
 
-    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert status == "failed"
     assert after is not None and after.enabled is False
     assert "paused watching" in (await answers(db, watch.chat_id))[0]

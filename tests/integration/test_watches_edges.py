@@ -57,7 +57,7 @@ async def test_running_out_of_credits_pauses_the_watch_and_says_so(
     assert await run_now(watch) == "succeeded"
     assert await run_now(watch) == "failed"
 
-    after = await repo.get_automation_for_worker(db, automation_id=watch.id)
+    after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     said = await answers(db, watch.chat_id)
     assert after is not None and after.enabled is False
     assert "ran out of credits" in said[-1]
@@ -112,5 +112,5 @@ async def test_a_run_of_a_stopped_watch_is_skipped_and_one_whose_chat_is_gone_fa
         stopped.id: "The watch was stopped before this run.",
         orphan.id: "The chat of this watch no longer exists.",
     }
-    after = await repo.get_automation_for_worker(db, automation_id=orphan.id)
+    after = await repo.get_automation(db, automation_id=orphan.id, workspace_id=orphan.workspace_id)
     assert after is not None and after.enabled is False

@@ -404,11 +404,6 @@ SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, noti
        created_at, updated_at
 FROM automations WHERE id = $1 AND workspace_id = $2;
 
--- name: get_automation_for_worker
-SELECT id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
-       created_at, updated_at
-FROM automations WHERE id = $1;
-
 -- name: delete_automation
 DELETE FROM automations WHERE id = $1 AND workspace_id = $2 RETURNING id;
 

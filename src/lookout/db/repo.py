@@ -691,10 +691,6 @@ async def get_automation(
     return Automation.from_row(await fetchrow(db, "get_automation", automation_id, workspace_id))
 
 
-async def get_automation_for_worker(db: Executor, *, automation_id: uuid.UUID) -> Automation | None:
-    return Automation.from_row(await fetchrow(db, "get_automation_for_worker", automation_id))
-
-
 async def delete_automation(
     db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID
 ) -> bool:
