@@ -39,9 +39,36 @@ def test_snapshots_and_memory_are_bounded() -> None:
     lines = changes.snapshot("\n".join(f"line number {i} " + "x" * 500 for i in range(1000)))
     pages: dict[str, object] = {}
     for i in range(30):
-        changes.remember(pages, f"https://a.example/{i}", "t", "title", ["x"])  # type: ignore[arg-type]
+        changes.remember(pages, f"https://a.example/{i}", "t", "title", ["x"], "d")  # type: ignore[arg-type]
 
     assert len(lines) == changes.MAX_LINES
     assert max(len(line) for line in lines) == changes.MAX_LINE_CHARS
     assert len(pages) == 20
     assert "https://a.example/29" in pages and "https://a.example/0" not in pages
+
+
+def test_a_snapshot_digest_is_blind_to_what_diff_ignores_and_sees_what_it_sees() -> None:
+    lines, version = changes.capture("# Prices\n* Apple 1.20\n* Pear 2.00\nUpdated 10:15")
+    reordered, same = changes.capture("- Pear   2.00\n## Prices\n- Apple 1.20\nUpdated 11:47")
+    _, changed = changes.capture("# Prices\n* Apple 1.25\n* Pear 2.00\nUpdated 10:15")
+
+    assert lines == changes.snapshot("# Prices\n* Apple 1.20\n* Pear 2.00\nUpdated 10:15")
+    assert version == same == changes.digest(lines) == changes.digest(reordered)
+    assert not changes.diff(lines, reordered).changed
+    assert changed != version
+
+
+def test_a_long_line_digests_as_it_is_kept() -> None:
+    lines, version = changes.capture("A " + "word " * 200 + "\nShort line here")
+
+    assert len(lines[0]) == changes.MAX_LINE_CHARS
+    assert version == changes.digest(lines)
+
+
+def test_a_page_remembered_without_a_digest_gets_one_from_its_lines() -> None:
+    lines, version = changes.capture("Soup of the day\nApple tart")
+    pages: dict[str, object] = {}
+    changes.remember(pages, "https://a.example/", "t", "Menu", lines, version)
+
+    assert changes.page_digest(pages["https://a.example/"]) == version  # type: ignore[arg-type]
+    assert changes.page_digest({"lines": lines}) == version

@@ -7,7 +7,9 @@ timestamps and dates alone never read as a change.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 MAX_LINES = 300
@@ -47,18 +49,41 @@ def normalize(line: str) -> str:
 
 def snapshot(markdown: str) -> list[str]:
     """The page's meaningful lines (verbatim, bounded), in order, without duplicates."""
+    return capture(markdown)[0]
+
+
+def capture(markdown: str) -> tuple[list[str], str]:
+    """`snapshot(markdown)` and its `digest`, normalizing each line once."""
     seen: set[str] = set()
     lines: list[str] = []
+    keys: list[str] = []
     for raw in markdown.splitlines():
         line = _WS.sub(" ", raw).strip()
         key = normalize(line)
         if len(key) < 3 or key in seen:
             continue
         seen.add(key)
-        lines.append(line[:MAX_LINE_CHARS])
+        kept = line[:MAX_LINE_CHARS]
+        lines.append(kept)
+        keys.append(key if len(line) <= MAX_LINE_CHARS else normalize(kept))
         if len(lines) >= MAX_LINES:
             break
-    return lines
+    return lines, _digest_keys(keys)
+
+
+def digest(lines: Iterable[str]) -> str:
+    """A version of a snapshot, blind to order and time like `diff`: equal digests, no change."""
+    return _digest_keys(normalize(line) for line in lines)
+
+
+def _digest_keys(keys: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()[:32]
+
+
+def page_digest(page: dict[str, Any]) -> str:
+    """The digest a remembered page carries (computed for one remembered before digests were)."""
+    kept = page.get("digest")
+    return kept if isinstance(kept, str) else digest(page["lines"])
 
 
 def diff(before: list[str], after: list[str]) -> Diff:
@@ -89,9 +114,12 @@ def _listed(label: str, lines: list[str]) -> list[str]:
     return [f"{label} ({len(lines)}):", *shown] + ([f"  … and {more} more"] if more > 0 else [])
 
 
-def remember(pages: dict[str, Any], url: str, at: str, title: str, lines: list[str]) -> None:
-    """Keep the latest snapshot of `url`, at most 20 pages per chat (oldest dropped)."""
+def remember(
+    pages: dict[str, Any], url: str, at: str, title: str, lines: list[str], version: str
+) -> None:
+    """Keep the latest snapshot of `url` and its digest, at most 20 pages per chat (oldest
+    dropped)."""
     pages.pop(url, None)
-    pages[url] = {"at": at, "title": title, "lines": lines}
+    pages[url] = {"at": at, "title": title, "lines": lines, "digest": version}
     while len(pages) > 20:
         pages.pop(next(iter(pages)))

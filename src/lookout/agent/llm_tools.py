@@ -164,13 +164,15 @@ def _what_changed(
     page: dict[str, Any], markdown: str, ctx: TurnContext, pages: dict[str, Any]
 ) -> str:
     """Compare with the chat's last snapshot of the page (as the rule planner does)."""
-    lines = changes.snapshot(markdown)
+    lines, version = changes.capture(markdown)
     prior = pages.get(page["url"])
     at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(pages, page["url"], at, page.get("title") or "", lines)
+    changes.remember(pages, page["url"], at, page.get("title") or "", lines, version)
     if prior is None:
         return "First look at this page in this chat: nothing to compare with yet."
-    return changes.describe(changes.diff(list(prior["lines"]), lines), str(prior["at"]))
+    same = changes.page_digest(prior) == version
+    diff = changes.Diff([], []) if same else changes.diff(list(prior["lines"]), lines)
+    return changes.describe(diff, str(prior["at"]))
 
 
 async def _shown(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from typing import Any
 
@@ -141,13 +140,14 @@ async def scrape(urls: list[str], ctx: TurnContext, reply: Reply) -> None:
 
 def _what_changed(page: dict[str, Any], ctx: TurnContext, reply: Reply) -> str:
     """Compare with this chat's last snapshot of the page, then keep the new one."""
-    lines = changes.snapshot(page.get("markdown") or "")
+    lines, version = changes.capture(page.get("markdown") or "")
     prior = reply.pages.get(page["url"])
     at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines)
+    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines, version)
     if prior is None:
         return ""
-    diff = changes.diff(list(prior["lines"]), lines)
+    same = changes.page_digest(prior) == version
+    diff = changes.Diff([], []) if same else changes.diff(list(prior["lines"]), lines)
     return f"{answers.host(page['url'])}: " + changes.describe(diff, str(prior["at"]))
 
 
@@ -215,6 +215,9 @@ def change_parts(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str
         prior = before.get(url)
         if prior is None or prior is snap:
             continue
+        before_digest, after_digest = changes.page_digest(prior), changes.page_digest(snap)
+        if before_digest == after_digest:
+            continue
         diff = changes.diff(list(prior["lines"]), list(snap["lines"]))
         if not diff.changed:
             continue
@@ -222,12 +225,7 @@ def change_parts(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str
             "url": url, "title": snap.get("title") or "", "since": prior.get("at"),
             "added": diff.added[:CHANGE_LINES], "removed": diff.removed[:CHANGE_LINES],
             "added_count": len(diff.added), "removed_count": len(diff.removed),
-            "before": _digest(prior["lines"]), "after": _digest(snap["lines"]),
+            "before": before_digest, "after": after_digest,
         }  # fmt: skip
         found.append({"type": "data-change", "data": data})
     return found
-
-
-def _digest(lines: list[str]) -> str:
-    normalized = sorted({changes.normalize(line) for line in lines})
-    return hashlib.sha256("\n".join(normalized).encode("utf-8")).hexdigest()[:32]
