@@ -78,6 +78,7 @@ def create_app(settings: Settings) -> web.Application:
     broker.setup(settings)  # the web process enqueues jobs
     app[appkeys.SETTINGS] = settings
     app[appkeys.KEY_USAGE] = keys.KeyUsage()
+    app[appkeys.KEY_CACHE] = keys.KeyCache()
     # Cleanup runs in reverse: turns finish before the pools they use close.
     app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx, _graph_ctx, _turns_ctx])
     routes.setup_routes(app)

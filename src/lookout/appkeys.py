@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from lookout.access import keys
+from lookout.access import keys, principals
 from lookout.chat import hub
 from lookout.settings import Settings
 
@@ -27,6 +27,7 @@ HTTP = web.AppKey("http", aiohttp.ClientSession)
 REQUEST_ID = web.RequestKey("request_id", str)
 STARTED = web.RequestKey("started", float)
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
+KEY_CACHE = web.AppKey("key_cache", keys.KeyCache[principals.Principal])
 SAVER = web.AppKey("saver", AsyncPostgresSaver)
 HUB = web.AppKey("hub", hub.Hub)
 GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lookout import appkeys
 from lookout.access import keys
 from tests.integration.accounts_helpers import (  # noqa: F401 - the *_fixture are fixtures
     Member,
@@ -20,6 +21,9 @@ from tests.integration.accounts_helpers import (  # noqa: F401 - the *_fixture a
     new_client_fixture,
     signed_up_fixture,
 )
+from tests.integration.factories import Site, site
+
+__all__ = ["site"]
 
 SignedUp = Callable[..., Awaitable[Member]]
 MemberOf = Callable[..., Awaitable[Member]]
@@ -60,6 +64,30 @@ async def test_a_key_is_shown_once_listed_without_its_text_and_revoked_at_once(
     await error_of(await program.get("/api/me", headers=bearer(created)), 401, "unauthenticated")
     listed = (await data_of(await owner.client.get(owner.keys_url())))["keys"]
     assert listed[0]["revoked_at"] == revoked["key"]["revoked_at"]
+
+
+async def test_a_key_cached_by_verb_calls_is_refused_by_every_web_process_at_once(
+    signed_up: SignedUp, new_client: NewClient, api_key: ApiKey, site: Site
+) -> None:
+    # Given a key that two web processes have each just served a verb call (and cached)
+    owner = await signed_up()
+    created = await api_key(owner)
+    processes = [await new_client(), await new_client()]
+    body = {"url": site.url("/hello")}
+    for process in processes:
+        await data_of(await process.post("/v1/web/scrape", json=body, headers=bearer(created)))
+        assert len(process.server.app[appkeys.KEY_CACHE]) == 1
+
+    # When the owner revokes it through a third
+    await data_of(await owner.client.delete(f"{owner.keys_url()}/{created['id']}"))
+
+    # Then neither process runs one more call with it, nor counts one in its rate limit
+    for process in processes:
+        refused = await process.post("/v1/web/scrape", json=body, headers=bearer(created))
+        error = await error_of(refused, 401, "unauthenticated")
+        assert "revoked" in error["message"]
+        assert "RateLimit-Remaining" not in refused.headers
+    assert site.hits["/hello"] == 2
 
 
 async def test_revoking_twice_is_fine(signed_up: SignedUp, api_key: ApiKey) -> None:

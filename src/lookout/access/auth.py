@@ -33,24 +33,40 @@ def bearer_token(request: web.Request) -> str | None:
     return token.strip()
 
 
-async def key_principal(db: asyncpg.Pool, usage: keys.KeyUsage, token: str) -> Principal:
-    """The principal of an API key; a wrong, revoked or malformed key is Unauthenticated."""
-    found = None
-    if keys.looks_like_key(token):
-        digest = keys.digest(token)
+async def key_principal(
+    db: asyncpg.Pool,
+    usage: keys.KeyUsage,
+    token: str,
+    cache: keys.KeyCache[Principal] | None = None,
+) -> Principal:
+    """The principal of an API key; a wrong, revoked or malformed key is Unauthenticated.
+
+    With `cache`, a key this process found valid in the last `keys.CACHE_TTL_S` is not looked
+    up again: only for callers that check `keys.revoked_marker` before acting (a verb call's
+    rate limit does), so a revoked key is still refused at once.
+    """
+    if not keys.looks_like_key(token):
+        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+    digest = keys.digest(token)
+    principal = cache.get(digest) if cache is not None else None
+    if principal is None:
         candidates = await repo.find_keys_by_prefix(db, prefix=keys.display_prefix(token))
         found = next((k for k in candidates if hmac.compare_digest(k.key_hash, digest)), None)
-    if found is None:
-        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
-    if usage.due(found.id):
-        await repo.touch_api_key(db, key_id=found.id)
-    return Principal(
-        kind="api_key",
-        workspace_id=found.workspace_id,
-        role="editor",
-        key_id=found.id,
-        rate_limit_per_minute=found.rate_limit_per_minute,
-    )
+        if found is None:
+            raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+        principal = Principal(
+            kind="api_key",
+            workspace_id=found.workspace_id,
+            role="editor",
+            key_id=found.id,
+            rate_limit_per_minute=found.rate_limit_per_minute,
+        )
+        if cache is not None:
+            cache.put(digest, principal)
+    assert principal.key_id is not None
+    if usage.due(principal.key_id):
+        await repo.touch_api_key(db, key_id=principal.key_id)
+    return principal
 
 
 def session_digest(token: str) -> bytes:
@@ -116,12 +132,17 @@ def requested_workspace(request: web.Request) -> uuid.UUID | None:
         raise errors.NotFound("No such workspace.") from None
 
 
-async def authenticate(request: web.Request) -> Principal:
-    """Bearer API key first, else the session cookie; Unauthenticated when neither is valid."""
+async def authenticate(request: web.Request, *, checks_revocation: bool = False) -> Principal:
+    """Bearer API key first, else the session cookie; Unauthenticated when neither is valid.
+
+    `checks_revocation`: the caller refuses a key whose revocation marker is set before it acts
+    (it rate-limits through `invoke`), so the key may come from this process's cache.
+    """
     db = request.app[appkeys.DB]
     token = bearer_token(request)
     if token is not None:
-        principal = await key_principal(db, request.app[appkeys.KEY_USAGE], token)
+        cache = request.app[appkeys.KEY_CACHE] if checks_revocation else None
+        principal = await key_principal(db, request.app[appkeys.KEY_USAGE], token, cache)
         wanted = requested_workspace(request)
         if wanted is not None and wanted != principal.workspace_id:
             raise errors.NotFound("No such workspace.")

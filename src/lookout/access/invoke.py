@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lookout.access import credits, envelope, jobs, ratelimit
+from lookout.access import credits, envelope, jobs, keys, ratelimit
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
@@ -51,14 +51,23 @@ async def _noop_progress(done: int, total: int) -> None:
 
 
 async def rate_limit(services: Services, principal: Principal) -> ratelimit.Decision | None:
-    """Per API key (its own limit or the default), per user for sessions; none for the system."""
+    """Per API key (its own limit or the default), per user for sessions; none for the system.
+
+    An API key is also checked for revocation in the same round trip (its principal may come
+    from a cache, see `auth.key_principal`).
+    """
     if principal.kind == "system":
         return None
-    subject = (
-        f"key:{principal.key_id}" if principal.kind == "api_key" else f"user:{principal.user_id}"
-    )
+    marker = None
+    if principal.kind == "api_key":
+        assert principal.key_id is not None
+        subject, marker = f"key:{principal.key_id}", keys.revoked_marker(principal.key_id)
+    else:
+        subject = f"user:{principal.user_id}"
     limit = principal.rate_limit_per_minute or services.settings.rate_limit_per_minute
-    return await ratelimit.enforce(services.redis, subject=subject, limit=limit)
+    return await ratelimit.enforce(
+        services.redis, subject=subject, limit=limit, revoked_marker=marker
+    )
 
 
 @instrument.verb_call

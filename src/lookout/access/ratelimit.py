@@ -14,7 +14,9 @@ WINDOW_MS = 60_000
 
 # Sliding-window log: one sorted-set member per admitted request, scored by Redis' own clock so
 # every web process agrees. Returns {admitted, remaining, retry_after_ms, reset_ms}.
+# KEYS[2], when given, is an API key's revocation marker: set, the key is refused (uncounted).
 _SCRIPT = """
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
@@ -36,6 +38,7 @@ return {0, 0, reset, reset}
 @dataclasses.dataclass(frozen=True)
 class Decision:
     admitted: bool
+    revoked: bool
     limit: int
     remaining: int
     retry_after_s: int
@@ -49,15 +52,20 @@ class Decision:
         }
 
 
-async def hit(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
-    """Count one request for `subject`; the decision says whether it is admitted."""
+async def hit(
+    client: aioredis.Redis, *, subject: str, limit: int, revoked_marker: str | None = None
+) -> Decision:
+    """Count one request for `subject`; the decision says whether it is admitted (and whether
+    `revoked_marker` was set, in which case nothing is counted)."""
     # EVALSHA first: the script body crosses the wire only when Redis does not know it yet.
     script = client.register_script(_SCRIPT)
+    keys = [f"lookout:rl:{subject}"] + ([revoked_marker] if revoked_marker else [])
     admitted, remaining, retry_ms, reset_ms = await script(
-        keys=[f"lookout:rl:{subject}"], args=[WINDOW_MS, limit, uuid.uuid4().hex]
+        keys=keys, args=[WINDOW_MS, limit, uuid.uuid4().hex]
     )
     return Decision(
-        admitted=bool(admitted),
+        admitted=int(admitted) == 1,
+        revoked=int(admitted) == -1,
         limit=limit,
         remaining=int(remaining),
         retry_after_s=max(1, math.ceil(int(retry_ms) / 1000)),
@@ -65,12 +73,17 @@ async def hit(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
     )
 
 
-async def enforce(client: aioredis.Redis, *, subject: str, limit: int) -> Decision:
-    """Admit the request or raise RateLimited with the seconds to wait."""
+async def enforce(
+    client: aioredis.Redis, *, subject: str, limit: int, revoked_marker: str | None = None
+) -> Decision:
+    """Admit the request, or raise RateLimited with the seconds to wait (Unauthenticated when
+    `revoked_marker` is set)."""
     try:
-        decision = await hit(client, subject=subject, limit=limit)
+        decision = await hit(client, subject=subject, limit=limit, revoked_marker=revoked_marker)
     except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
         raise errors.Unavailable("The rate limiter is unavailable; retry shortly.") from exc
+    if decision.revoked:
+        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
     if not decision.admitted:
         raise errors.RateLimited(
             f"Rate limit of {limit} requests per minute reached; retry in "

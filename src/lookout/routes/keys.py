@@ -6,10 +6,11 @@ import dataclasses
 import uuid
 
 import asyncpg
+import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.access import accounts, auth, principals
+from lookout.access import accounts, auth, keys, principals
 from lookout.db import repo
 from lookout.routes import auth as auth_routes
 from lookout.routes import common
@@ -40,7 +41,22 @@ async def revoke_key(request: web.Request) -> web.Response:
     principal = await auth.authenticate(request)
     require_manager(principal)
     revoked = await revoke(request.app[appkeys.DB], principal, requested_key(request))
+    await announce_revocation(request.app[appkeys.REDIS], revoked.id)
     return common.ok(request, {"key": schema.ApiKeySchema().dump(revoked)})
+
+
+async def announce_revocation(redis: aioredis.Redis, key_id: uuid.UUID) -> None:
+    """Tell every web process, whose caches may still hold the key, to refuse it from now on.
+
+    Repeated on every DELETE of a revoked key, so retrying a DELETE that failed here finishes it.
+    """
+    try:
+        await redis.set(keys.revoked_marker(key_id), "1", ex=keys.REVOKED_MARKER_TTL_S)
+    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+        raise errors.Unavailable(
+            "The key is revoked, but Redis could not be told, so a web process may accept it "
+            f"for up to {keys.CACHE_TTL_S:.0f} s; repeat this request to finish revoking."
+        ) from exc
 
 
 def require_manager(principal: principals.Principal) -> None:

@@ -56,9 +56,10 @@ def _response(outcome: invoke.Outcome) -> web.Response:
 
 def verb_handler(verb: registry.Verb) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
-        principal = await auth.authenticate(request)
-        body, run_async = _split_async(await common.json_body(request))
         key = request.headers.get("Idempotency-Key")
+        # A replayed answer skips `invoke` and its revocation check: no cached key for it.
+        principal = await auth.authenticate(request, checks_revocation=key is None)
+        body, run_async = _split_async(await common.json_body(request))
         if key is None:
             return _response(await _invoke(request, verb, body, principal, run_async))
         return await _idempotent(request, verb, body, principal, run_async, key)
