@@ -3,6 +3,7 @@ pointer, and a failed write raised to the turn."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -56,6 +57,66 @@ async def test_parts_arrive_in_order_in_fewer_writes_than_parts(
     await publisher.emit(parts.finish())
     await publisher.drain()
     assert await events.active_turn(redis, chat) is None
+
+
+def count_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    writes: list[int] = []
+    publish_many = events.publish_many
+
+    async def counted(*args: Any) -> list[str]:
+        writes.append(len(args[3]))
+        return await publish_many(*args)
+
+    monkeypatch.setattr(events, "publish_many", counted)
+    return writes
+
+
+async def test_a_lingering_publisher_writes_a_short_turn_once_at_drain(
+    redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a publisher that lingers (a scheduled turn's)
+    writes = count_writes(monkeypatch)
+    chat, turn = uuid.uuid4(), uuid.uuid4()
+    publisher = events.Publisher(redis, chat, turn, linger_s=30)
+
+    # When a turn emits its parts with work in between, all within the linger
+    emitted = [parts.start("m1"), parts.text_start("t"), parts.text_delta("t", "hi"),
+               parts.text_end("t"), parts.finish()]  # fmt: skip
+    for part in emitted:
+        await publisher.emit(part)
+        await asyncio.sleep(0.01)
+
+    # Then nothing is written until the turn drains, and then all of it in one write
+    assert writes == [] and await events.range_after(redis, chat, "0-0") == []
+    await publisher.drain()
+    assert writes == [len(emitted)]
+    assert [part for _, _, part in await events.range_after(redis, chat, "0-0")] == emitted
+    assert await events.active_turn(redis, chat) is None
+
+
+async def test_a_lingering_publisher_still_writes_a_long_turn_as_it_goes(
+    redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a publisher that lingers 50 ms
+    writes = count_writes(monkeypatch)
+    chat, turn = uuid.uuid4(), uuid.uuid4()
+    publisher = events.Publisher(redis, chat, turn, linger_s=0.05)
+
+    # When its turn runs longer than that between parts
+    await publisher.emit(parts.start("m1"))
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if writes:
+            break
+
+    # Then the start is written when the linger runs out (the turn shows as in flight), and the
+    # parts after it go out with the next write
+    assert writes == [1]
+    stored = await events.range_after(redis, chat, "0-0")
+    assert await events.active_turn(redis, chat) == (str(turn), stored[0][0])
+    await publisher.emit(parts.finish())
+    await publisher.drain()
+    assert writes == [1, 1] and await events.active_turn(redis, chat) is None
 
 
 async def test_a_failed_write_is_raised_by_the_next_emit_and_by_drain(

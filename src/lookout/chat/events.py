@@ -15,7 +15,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import errors
+from lookout import errors, redis_client
 from lookout.chat import parts
 
 MAXLEN = 5000
@@ -53,7 +53,7 @@ async def publish(
 # pointer names the start's own id, known only inside Redis), a finish or error clears the mark
 # and lets the stream expire TTL_S after the turn. ARGV: turn, maxlen, ttl, active ttl, then a
 # (kind, part json) pair a part. Returns the ids.
-_PUBLISH = """
+_PUBLISH = redis_client.Script("""
 local ids = {}
 for i = 5, #ARGV, 2 do
   local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
@@ -67,7 +67,7 @@ for i = 5, #ARGV, 2 do
   end
 end
 return ids
-"""
+""")
 
 
 async def publish_many(
@@ -78,9 +78,8 @@ async def publish_many(
     for part in batch:
         kind = "end" if part["type"] in parts.TERMINAL else part["type"]
         args += [kind, json.dumps(part)]
-    script = redis.register_script(_PUBLISH)
     with unavailable():
-        added: Any = await script(keys=[stream_key(chat_id), active_key(chat_id)], args=args)
+        added = await _PUBLISH(redis, keys=[stream_key(chat_id), active_key(chat_id)], args=args)
     return [_text(entry_id) for entry_id in added]
 
 
@@ -174,14 +173,27 @@ class Publisher:
     (text-start, a delta every few words, text-end) costs one or two round trips, not one a
     part, and the turn does not wait on Redis between parts.
 
+    With `linger_s`, a write first waits that long (or until `drain`) for more parts: a turn
+    nobody is waiting on (a scheduled one) that ends within it is written in one round trip.
+
     A failed write (Redis gone) is raised by the next `emit` or by `drain`; `drain` also waits
     until everything emitted so far is written (the end of a turn).
     """
 
-    def __init__(self, redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        chat_id: uuid.UUID,
+        turn_id: uuid.UUID,
+        *,
+        linger_s: float = 0.0,
+    ) -> None:
         self.redis = redis
         self.chat_id = chat_id
         self.turn_id = turn_id
+        self._linger_s = linger_s
+        self._wake = asyncio.Event()  # a lingering write goes now (its time is up, or drain)
+        self._drained = False
         self._pending: list[parts.Part] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
@@ -194,13 +206,21 @@ class Publisher:
             self._writer = asyncio.create_task(self._write())
 
     async def drain(self) -> None:
+        self._drained = True
+        self._wake.set()
         if self._writer is not None:
             await asyncio.shield(self._writer)
         if self._failure is not None:
             raise self._failure
 
     async def _write(self) -> None:
-        await asyncio.sleep(0)  # the emitter's next parts at hand join this write
+        if self._linger_s and not self._drained:
+            timer = asyncio.get_running_loop().call_later(self._linger_s, self._wake.set)
+            await self._wake.wait()
+            timer.cancel()
+            self._wake.clear()
+        else:
+            await asyncio.sleep(0)  # the emitter's next parts at hand join this write
         while self._pending and self._failure is None:
             batch, self._pending = self._pending, []
             try:

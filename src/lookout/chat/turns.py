@@ -26,6 +26,9 @@ from lookout.ops import instrument
 logger = logging.getLogger(__name__)
 
 MAX_TEXT = 8000
+# A scheduled turn has nobody waiting on each word: its parts go out together, at the end or
+# every this many seconds (a watch that scrapes one page is one Redis write, not five).
+SCHEDULED_LINGER_S = 0.5
 WatchFactory = Callable[[TurnContext], WatchTools | None]
 
 
@@ -71,7 +74,8 @@ async def execute(
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
-    publisher = events.Publisher(services.redis, turn.chat.id, turn.id)
+    linger_s = SCHEDULED_LINGER_S if turn.source == "automation" else 0.0
+    publisher = events.Publisher(services.redis, turn.chat.id, turn.id, linger_s=linger_s)
 
     async def emit(part: parts.Part) -> None:
         emitted.append(part)
