@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.commands.core import AsyncScript
 
 MAX_CONNECTIONS = 100
 # Waiting for a connection beyond this means Redis is the bottleneck: say so (Unavailable).
@@ -53,3 +57,16 @@ def listener(url: str) -> aioredis.Redis:
         socket_timeout=SOCKET_TIMEOUT_S,
         retry=Retry(NoBackoff(), 0),
     )
+
+
+class Script:
+    """A Lua script run with EVALSHA on any client (loaded into Redis on first use), built once:
+    `client.register_script` per call hashes the script text every time."""
+
+    def __init__(self, source: str) -> None:
+        self._script = AsyncScript(cast(Any, None), source.encode("utf-8"))
+
+    async def __call__(
+        self, client: aioredis.Redis, *, keys: Sequence[str], args: Sequence[str | int]
+    ) -> Any:
+        return await self._script(keys=keys, args=args, client=client)

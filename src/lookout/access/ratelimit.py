@@ -8,14 +8,14 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from lookout import errors
+from lookout import errors, redis_client
 
 WINDOW_MS = 60_000
 
 # Sliding-window log: one sorted-set member per admitted request, scored by Redis' own clock so
 # every web process agrees. Returns {admitted, remaining, retry_after_ms, reset_ms}.
 # KEYS[2], when given, is an API key's revocation marker: set, the key is refused (uncounted).
-_SCRIPT = """
+_SCRIPT = redis_client.Script("""
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -32,7 +32,7 @@ if count < limit then
   return {1, limit - count - 1, 0, reset}
 end
 return {0, 0, reset, reset}
-"""
+""")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,10 +58,9 @@ async def hit(
     """Count one request for `subject`; the decision says whether it is admitted (and whether
     `revoked_marker` was set, in which case nothing is counted)."""
     # EVALSHA first: the script body crosses the wire only when Redis does not know it yet.
-    script = client.register_script(_SCRIPT)
     keys = [f"lookout:rl:{subject}"] + ([revoked_marker] if revoked_marker else [])
-    admitted, remaining, retry_ms, reset_ms = await script(
-        keys=keys, args=[WINDOW_MS, limit, uuid.uuid4().hex]
+    admitted, remaining, retry_ms, reset_ms = await _SCRIPT(
+        client, keys=keys, args=[WINDOW_MS, limit, uuid.uuid4().hex]
     )
     return Decision(
         admitted=int(admitted) == 1,
