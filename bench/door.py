@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/door.py [--seconds 5] [--concurrency 16]
 
-Both servers run in their own single process and scrape the same tiny local page with the same
-executor; the door adds authentication, the rate limit, credit reserve/settle with the ledger,
-and the envelope. One load client (this process) drives each in turn, same concurrency and
+Both servers run in their own single process, on the event loop `lookout web` runs on
+(LOOKOUT_EVENT_LOOP), and scrape the same tiny local page with the same executor; the door adds
+authentication, the rate limit, credit reserve/settle with the ledger, and the envelope. One load client (this process) drives each in turn, same concurrency and
 duration. Prints requests/s, p50/p99 latency of both, the ratio door / bare, and the CPU
 milliseconds a request costs each process group (server, Postgres + Redis, page server, load
 client), read from /proc: where the door's cost goes.
@@ -231,6 +231,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
     if args.serve:
+        from lookout import loops
+        from lookout.settings import Settings
+
+        loops.install(Settings.from_env())  # both servers on the loop `lookout web` runs on
         {"page": serve_page, "bare": serve_bare, "door": serve_door}[args.serve](args.port)
         return 0
     with services.backing() as (dsn, redis_url):

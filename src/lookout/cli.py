@@ -30,11 +30,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_web(args: argparse.Namespace) -> int:
     from aiohttp import web
 
-    from lookout import app
+    from lookout import app, loops
 
     settings = _settings()
     multiproc.prepare(settings)  # before prometheus_client is imported
     logs.configure(settings.log_format, settings.log_level)
+    loops.install(settings)
     web.run_app(app.create_app(settings), host=settings.host, port=settings.port, print=None)
     return 0
 

@@ -80,6 +80,7 @@ class Settings:
     db_pool_max: int = _field("LOOKOUT_DB_POOL_MAX", 10)
     worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 2)
     worker_threads: int = _field("LOOKOUT_WORKER_THREADS", 8)
+    event_loop: str = _field("LOOKOUT_EVENT_LOOP", "uvloop")
     log_format: str = _field("LOOKOUT_LOG_FORMAT", "text")
     log_level: str = _field("LOOKOUT_LOG_LEVEL", "INFO")
     metrics_token: str = _field("LOOKOUT_METRICS_TOKEN", "", secret=True)

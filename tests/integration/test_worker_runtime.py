@@ -44,4 +44,4 @@ async def test_worker_uses_its_own_pools_for_concurrent_messages(settings: Setti
     assert all(o == {"database": True, "checkpointer": True} for o in outcomes.values())
     assert "attached to a different loop" not in output
     assert "PoolTimeout" not in output
-    assert "worker resources open" in output
+    assert "worker resources open on uvloop." in output  # LOOKOUT_EVENT_LOOP's default

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -87,7 +88,8 @@ class Resources(dramatiq.Middleware):
         _state = State(
             settings=settings, db=db, saver=saver, redis=redis, http=http, graph=graph.build(saver)
         )
-        logger.info("worker resources open")
+        loop = type(asyncio.get_running_loop())
+        logger.info("worker resources open on %s.%s", loop.__module__, loop.__qualname__)
 
     async def _close(self) -> None:
         global _state

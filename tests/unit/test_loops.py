@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+import uvloop
+
+from lookout import loops
+from lookout.errors import ConfigError
+from lookout.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def restore_policy() -> Iterator[None]:
+    policy = asyncio.get_event_loop_policy()
+    yield
+    asyncio.set_event_loop_policy(policy)
+
+
+def settings(event_loop: str) -> Settings:
+    env = {"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x", "LOOKOUT_SECRET_KEY": "k"}
+    return Settings.from_env({**env, "LOOKOUT_EVENT_LOOP": event_loop})
+
+
+def test_uvloop_by_default_and_the_standard_loop_when_asked() -> None:
+    assert (
+        Settings.from_env(
+            {
+                "DATABASE_URL": "postgresql://x/y",
+                "REDIS_URL": "redis://x",
+                "LOOKOUT_SECRET_KEY": "k",
+            }
+        ).event_loop
+        == "uvloop"
+    )
+
+    loops.install(settings("uvloop"))
+    loop = asyncio.new_event_loop()
+    assert isinstance(loop, uvloop.Loop)
+    loop.close()
+
+    asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
+    loops.install(settings("asyncio"))
+    loop = asyncio.new_event_loop()
+    assert not isinstance(loop, uvloop.Loop)
+    loop.close()
+
+
+def test_an_unknown_loop_is_a_configuration_error_naming_the_setting() -> None:
+    with pytest.raises(ConfigError, match="LOOKOUT_EVENT_LOOP"):
+        loops.install(settings("trio"))
