@@ -28,8 +28,16 @@ INTERRUPTED = "I was interrupted before I could finish (the service restarted). 
 
 
 def _arguments(fn: Callable[..., Any]) -> Callable[..., dict[str, Any]]:
-    signature = inspect.signature(fn)
-    return lambda *args, **kwargs: signature.bind(*args, **kwargs).arguments
+    """The arguments of a call by parameter name (defaults left out), without Signature.bind's
+    cost on every call: `fn` is ours and called correctly (a wrong call fails inside it)."""
+    names = tuple(inspect.signature(fn).parameters)
+
+    def arguments(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        given = dict(zip(names, args, strict=False))
+        given.update(kwargs)
+        return given
+
+    return arguments
 
 
 def verb_call(fn: F) -> F:
@@ -63,8 +71,7 @@ def verb_call(fn: F) -> F:
 def _verb_label(name: object) -> str:
     from lookout.capabilities import registry
 
-    known = {verb.name for verb in registry.all_verbs()}
-    return str(name) if name in known else "unknown"  # names come from callers: bound labels
+    return str(name) if name in registry.REGISTRY else "unknown"  # from callers: bound labels
 
 
 def chat_turn(fn: F) -> F:
