@@ -5,9 +5,10 @@
 Both servers run in their own single process, on the event loop `lookout web` runs on
 (LOOKOUT_EVENT_LOOP), and scrape the same tiny local page with the same executor; the door adds
 authentication, the rate limit, credit reserve/settle with the ledger, and the envelope. One
-load client (this process) drives each in turn, same concurrency and duration. Prints requests/s, p50/p99 latency of both, the ratio door / bare, and the CPU
-milliseconds a request costs each process group (server, Postgres + Redis, page server, load
-client), read from /proc: where the door's cost goes.
+load client (this process) drives each in turn, same concurrency and duration. Prints
+requests/s, p50/p99 latency of both, the ratio door / bare, and the CPU milliseconds a request
+costs each process group (server, Postgres + Redis, page server, load client), read from
+/proc: where the door's cost goes.
 Target: the door keeps >= 0.7x of the bare handler's throughput.
 """
 
