@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from lookout import app, appkeys, errors
-from lookout.chat import events
+from lookout.chat import events, lease
 from lookout.db import repo
 from lookout.settings import Settings
 from tests.integration import sse
@@ -83,17 +83,54 @@ async def test_redis_failing_mid_stream_ends_the_stream_with_an_error_part(
     assert result.events[-1][1] == "[DONE]"
 
 
-async def test_postgres_failing_before_the_turn_starts_tells_the_listener_why(
+async def test_postgres_failing_as_the_turn_starts_is_a_503_with_nothing_stored(
     chat: Chat, db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a turn whose first write (the question) fails: the database went away
-    monkeypatch.setattr(repo, "insert_chat_message", failing(DATABASE_DOWN))
+    # Given a database that fails the turn's first write (the lease with the question)
+    monkeypatch.setattr(repo, "acquire_chat_lease", failing(DATABASE_DOWN))
+
+    # When a message is posted
+    response = await chat.client.post(
+        f"/api/chats/{chat.id}/messages", json={"text": "hello"}, headers=chat.tenant.headers
+    )
+
+    # Then the client hears why before any stream starts, no question is left without its
+    # turn, and the chat is free
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "unavailable"
+    chat_id, workspace_id = uuid.UUID(chat.id), chat.tenant.workspace.id
+    stored = await repo.list_chat_messages(
+        db, chat_id=chat_id, workspace_id=workspace_id, after_seq=0, limit=10
+    )
+    assert stored == []
+    assert await repo.chat_busy_until(db, chat_id=chat_id) is None
+
+
+async def test_an_answer_whose_write_meets_an_outage_is_stored_once_the_database_is_back(
+    chat: Chat, db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a database that is away when the turn stores its answer (with the release), once
+    release_chat_lease = repo.release_chat_lease
+    calls: list[int] = []
+
+    async def away_once(*args: Any, **kwargs: Any) -> bool:
+        calls.append(1)
+        if len(calls) == 1:
+            raise DATABASE_DOWN
+        return await release_chat_lease(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "release_chat_lease", away_once)
+    monkeypatch.setattr(lease, "RELEASE_RETRY_S", 0.05)
 
     # When a message is posted
     result = await chat.say("hello")
 
-    # Then the listener hears `unavailable` at once (not "interrupted" after an idle check),
-    # and the chat is free again
-    assert result.status == 200
-    assert [(p["type"], p.get("code")) for p in result.parts] == [("error", "unavailable")]
-    assert await repo.chat_busy_until(db, chat_id=uuid.UUID(chat.id)) is None
+    # Then the turn finishes, its question and answer are both stored (the retry wrote the
+    # answer), and the chat is free
+    assert result.status == 200 and result.parts[-1]["type"] == "finish", result.parts
+    chat_id, workspace_id = uuid.UUID(chat.id), chat.tenant.workspace.id
+    stored = await repo.list_chat_messages(
+        db, chat_id=chat_id, workspace_id=workspace_id, after_seq=0, limit=10
+    )
+    assert [m.role for m in stored] == ["user", "assistant"] and len(calls) == 2
+    assert await repo.chat_busy_until(db, chat_id=chat_id) is None

@@ -16,7 +16,9 @@ def flaky_release(failures: int) -> tuple[list[int], Any]:
     """A release_chat_lease that finds the database away `failures` times, then succeeds."""
     calls: list[int] = []
 
-    async def release_chat_lease(db: Any, *, chat_id: uuid.UUID, token: uuid.UUID) -> bool:
+    async def release_chat_lease(
+        db: Any, *, chat_id: uuid.UUID, token: uuid.UUID, message: repo.NewMessage | None
+    ) -> bool:
         calls.append(1)
         if len(calls) <= failures:
             raise errors.Unavailable("The database is unavailable; retry in a few seconds.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import math
@@ -22,10 +23,16 @@ LEASE_S = 60.0
 RELEASE_RETRY_S = 1.0
 
 
-async def acquire(db: asyncpg.Pool, chat_id: uuid.UUID) -> uuid.UUID:
-    """The lease token, or Busy (with Retry-After) when another turn holds the chat."""
+async def acquire(
+    db: asyncpg.Pool, chat_id: uuid.UUID, *, message: repo.NewMessage | None = None
+) -> uuid.UUID:
+    """The lease token, or Busy (with Retry-After) when another turn holds the chat. `message`
+    (the turn's opening one) is written with the lease, in the same statement."""
     token = uuid.uuid4()
-    if await repo.acquire_chat_lease(db, chat_id=chat_id, token=token, lease_s=LEASE_S):
+    taken = await repo.acquire_chat_lease(
+        db, chat_id=chat_id, token=token, lease_s=LEASE_S, message=message
+    )
+    if taken:
         return token
     until = await repo.chat_busy_until(db, chat_id=chat_id)
     wait = 1
@@ -37,14 +44,23 @@ async def acquire(db: asyncpg.Pool, chat_id: uuid.UUID) -> uuid.UUID:
     )
 
 
-async def release(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> None:
-    """Free the chat. While the database is unreachable, keep trying until the lease would have
-    expired anyway: a turn cut by a Postgres restart left its chat busy for up to a minute after
-    Postgres was back (tests/reliability/test_faults_postgres.py)."""
+async def release(
+    db: asyncpg.Pool,
+    chat_id: uuid.UUID,
+    token: uuid.UUID,
+    *,
+    message: repo.NewMessage | None = None,
+) -> None:
+    """Free the chat, writing `message` (the turn's closing one) in the same statement. While
+    the database is unreachable, keep trying until the lease would have expired anyway: a turn
+    cut by a Postgres restart left its chat busy for up to a minute after Postgres was back
+    (tests/reliability/test_faults_postgres.py)."""
     deadline = time.monotonic() + LEASE_S
     while True:
         try:
-            released = await repo.release_chat_lease(db, chat_id=chat_id, token=token)
+            released = await repo.release_chat_lease(
+                db, chat_id=chat_id, token=token, message=message
+            )
         except errors.Unavailable:
             if time.monotonic() + RELEASE_RETRY_S >= deadline:
                 raise
@@ -55,15 +71,23 @@ async def release(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> Non
         return
 
 
+@dataclasses.dataclass
+class Held:
+    """The block's hold on a lease: set `closing` to write that message with the release."""
+
+    closing: repo.NewMessage | None = None
+
+
 @contextlib.asynccontextmanager
-async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncIterator[None]:
+async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncIterator[Held]:
     """Renew the lease while the block runs; release it after, whatever happens."""
 
     async def renew() -> None:
         await repo.renew_chat_lease(db, chat_id=chat_id, token=token, lease_s=LEASE_S)
 
+    held = Held()
     try:
         async with heartbeat.beating(LEASE_S / 3, renew):
-            yield
+            yield held
     finally:
-        await asyncio.shield(release(db, chat_id, token))
+        await asyncio.shield(release(db, chat_id, token, message=held.closing))

@@ -1,7 +1,7 @@
 """run_turn: the one way every turn runs, interactive or scheduled.
 
-lease → persist the user message → run the graph (thread = chat) → publish every part to the
-chat's stream → persist the answer → finish → release the lease (if still ours).
+lease + the user message → run the graph (thread = chat) → publish every part to the chat's
+stream → the answer + release the lease (if still ours) → finish.
 """
 
 from __future__ import annotations
@@ -55,10 +55,17 @@ def check_text(text: object) -> str:
 
 
 async def begin(
-    services: Services, chat: repo.Chat, *, source: str, run_id: uuid.UUID | None = None
+    services: Services,
+    chat: repo.Chat,
+    text: str,
+    *,
+    source: str,
+    run_id: uuid.UUID | None = None,
 ) -> Turn:
-    """Take the chat's lease for a new turn (Busy when another turn holds it)."""
-    token = await lease.acquire(services.db, chat.id)
+    """Take the chat's lease for a new turn and store its message `text`, in one statement
+    (Busy, and nothing stored, when another turn holds the chat)."""
+    asked = repo.NewMessage(uuid.uuid4(), "user", source, [{"type": "text", "text": text}], run_id)
+    token = await lease.acquire(services.db, chat.id, message=asked)
     return Turn(uuid.uuid4(), chat, token, uuid.uuid4(), source, run_id)
 
 
@@ -82,8 +89,7 @@ async def execute(
         await publisher.emit(part)
 
     try:
-        async with lease.kept(services.db, turn.chat.id, turn.token):
-            await _persist(services, turn, "user", [{"type": "text", "text": text}])
+        async with lease.kept(services.db, turn.chat.id, turn.token) as held:
             await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id),
                                    source=turn.source))  # fmt: skip
             ctx = TurnContext(
@@ -94,7 +100,10 @@ async def execute(
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))
             failed = await _run_graph(chat_graph, ctx, text)
-            await _persist(services, turn, "assistant", parts.to_message_parts(emitted))
+            answer = parts.to_message_parts(emitted)  # stored with the release, one statement
+            held.closing = repo.NewMessage(
+                turn.message_id, "assistant", turn.source, answer, turn.run_id
+            )
     except errors.LookoutError as exc:
         # Postgres or Redis failed outside the graph: the listener hears why now, rather than
         # "interrupted" when its idle check finds no turn in flight.
@@ -128,15 +137,6 @@ async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bo
     return False
 
 
-async def _persist(services: Services, turn: Turn, role: str, stored: list[parts.Part]) -> None:
-    message_id = turn.message_id if role == "assistant" else uuid.uuid4()
-    await repo.insert_chat_message(
-        services.db, message_id=message_id, chat_id=turn.chat.id,
-        workspace_id=turn.chat.workspace_id, role=role, source=turn.source, parts=stored,
-        run_id=turn.run_id,
-    )  # fmt: skip
-
-
 async def run_turn(
     services: Services,
     chat_graph: graph.Graph,
@@ -149,5 +149,5 @@ async def run_turn(
     watches: WatchFactory | None = None,
 ) -> list[parts.Part]:
     """begin + execute in one call (the worker's way); Busy when the chat is answering."""
-    turn = await begin(services, chat, source=source, run_id=run_id)
+    turn = await begin(services, chat, text, source=source, run_id=run_id)
     return await execute(services, chat_graph, turn, text, principal, watches=watches)

@@ -349,6 +349,21 @@ UPDATE chats SET ai_responding = true, responding_token = $2,
 WHERE id = $1 AND (NOT ai_responding OR responding_until < now())
 RETURNING id;
 
+-- name: acquire_chat_lease_with_message
+-- acquire_chat_lease and the turn's opening message in one statement: no message without the
+-- lease. $4.. are insert_chat_message's id, role, source, parts, run_id.
+WITH leased AS (
+    UPDATE chats SET ai_responding = true, responding_token = $2,
+                     responding_until = now() + make_interval(secs => $3)
+    WHERE id = $1 AND (NOT ai_responding OR responding_until < now())
+    RETURNING id, workspace_id
+), message AS (
+    INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
+    SELECT $4, leased.id, leased.workspace_id, $5, $6, $7, $8 FROM leased
+    ON CONFLICT DO NOTHING
+)
+SELECT id FROM leased;
+
 -- name: renew_chat_lease
 UPDATE chats SET responding_until = now() + make_interval(secs => $3)
 WHERE id = $1 AND responding_token = $2
@@ -360,6 +375,22 @@ UPDATE chats SET ai_responding = false, responding_token = NULL, responding_unti
                  updated_at = now()
 WHERE id = $1 AND responding_token = $2
 RETURNING id;
+
+-- name: release_chat_lease_with_message
+-- The turn's closing message and release_chat_lease in one statement; the message is written
+-- even when the lease was taken over (the turn's answer is not lost). Retried, the message
+-- (same id) is not written twice.
+WITH message AS (
+    INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
+    SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c WHERE c.id = $1
+    ON CONFLICT DO NOTHING
+), released AS (
+    UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
+                     updated_at = now()
+    WHERE id = $1 AND responding_token = $2
+    RETURNING id
+)
+SELECT id FROM released;
 
 -- name: get_chat_lease
 SELECT ai_responding AND responding_until > now() AS busy, responding_until

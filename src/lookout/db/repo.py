@@ -564,10 +564,33 @@ async def delete_chat(db: Executor, *, chat_id: uuid.UUID, workspace_id: uuid.UU
     return await fetchval(db, "delete_chat", chat_id, workspace_id) is not None
 
 
+@dataclasses.dataclass(frozen=True)
+class NewMessage:
+    """A chat message written with a lease change (a turn's opening or closing message)."""
+
+    id: uuid.UUID
+    role: str
+    source: str
+    parts: list[dict[str, Any]]
+    run_id: uuid.UUID | None = None
+
+    def args(self) -> tuple[Any, ...]:
+        return (self.id, self.role, self.source, self.parts, self.run_id)
+
+
 async def acquire_chat_lease(
-    db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID, lease_s: float
+    db: Executor,
+    *,
+    chat_id: uuid.UUID,
+    token: uuid.UUID,
+    lease_s: float,
+    message: NewMessage | None = None,
 ) -> bool:
-    return await fetchval(db, "acquire_chat_lease", chat_id, token, lease_s) is not None
+    """Take the chat's lease; with `message`, write it too (only if the lease was taken)."""
+    if message is None:
+        return await fetchval(db, "acquire_chat_lease", chat_id, token, lease_s) is not None
+    query = "acquire_chat_lease_with_message"
+    return await fetchval(db, query, chat_id, token, lease_s, *message.args()) is not None
 
 
 async def renew_chat_lease(
@@ -576,8 +599,14 @@ async def renew_chat_lease(
     return await fetchval(db, "renew_chat_lease", chat_id, token, lease_s) is not None
 
 
-async def release_chat_lease(db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID) -> bool:
-    return await fetchval(db, "release_chat_lease", chat_id, token) is not None
+async def release_chat_lease(
+    db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID, message: NewMessage | None = None
+) -> bool:
+    """Free the chat if this token holds it; with `message`, write it too (in any case)."""
+    if message is None:
+        return await fetchval(db, "release_chat_lease", chat_id, token) is not None
+    query = "release_chat_lease_with_message"
+    return await fetchval(db, query, chat_id, token, *message.args()) is not None
 
 
 async def chat_busy_until(db: Executor, *, chat_id: uuid.UUID) -> dt.datetime | None:

@@ -140,7 +140,7 @@ async def post_message(request: web.Request) -> web.StreamResponse:
         await chats.rename(services.db, principal, chat.id, text[:80])
     # Nothing that can fail between taking the lease and the turn that releases it: a lease
     # taken just before a database or Redis outage was left held for a minute.
-    turn = await turns.begin(services, chat, source=_source(principal))
+    turn = await turns.begin(services, chat, text, source=_source(principal))
     _spawn(request.app, turns.execute(
         services, request.app[appkeys.GRAPH], turn, text, principal,
         watches=tools.for_turn,
