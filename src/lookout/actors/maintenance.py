@@ -44,8 +44,8 @@ async def sweep_expired() -> None:
 
 @dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
 async def prune_checkpoints() -> None:
-    """Every minute: keep only the latest checkpoint of every chat that had a turn."""
+    """Every minute: keep only the latest checkpoint of every chat that has more than one."""
     state = runtime.current()
-    pruned = await pruning.sweep(state.redis, state.saver)
+    pruned = await pruning.sweep(state.db, state.saver)
     if pruned:
         logger.info("pruned the checkpoints of %d chat(s)", pruned)

@@ -69,6 +69,5 @@ async def run(graph: Graph, ctx: TurnContext, text: str) -> None:
     await graph.ainvoke(inputs, config(ctx.chat_id), context=ctx, durability="exit")
     # Older checkpoints are never read again; the sweep in agent.pruning keeps one per thread so
     # turn 1,000 costs what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
-    due = await pruning.mark(ctx.services.redis, ctx.chat_id)
-    if due and isinstance(graph.checkpointer, AsyncPostgresSaver):
+    if pruning.due(ctx.chat_id) and isinstance(graph.checkpointer, AsyncPostgresSaver):
         await pruning.prune_now(graph.checkpointer, ctx.chat_id)

@@ -1,38 +1,48 @@
 """Old checkpoints of a chat are never read again: prune them in batches, not after every turn.
 
 Pruning inside each turn cost ~36 % of a scheduled turn's CPU (bench/_ablate.py: 28.9 -> 18.6 ms
-a turn). A turn now marks its thread; a once-a-minute sweep keeps the latest checkpoint of every
-marked thread, and every INLINE_EVERY-th turn of a thread prunes it at once, so a thread never holds
-more than INLINE_EVERY extra checkpoints, sweep or no sweep (bench/watches.py: 500 turns in a
-row grew one chat to 1.7 MB without it).
+a turn). A once-a-minute sweep keeps the latest checkpoint of every thread that has more than
+one, found in Postgres itself, and every INLINE_EVERY-th turn a process runs on a thread prunes
+it at once, so a thread holds at most INLINE_EVERY extra checkpoints per worker process, sweep
+or no sweep (bench/watches.py: 500 turns in a row grew one chat to 1.7 MB without it). Nothing
+is marked anywhere per turn: the Redis round trip that used to mark a thread was ~3 % of a
+worker's CPU (py-spy --gil on bench/versus.py).
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import uuid
-from typing import Any
 
-import redis.asyncio as aioredis
+import asyncpg
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 logger = logging.getLogger(__name__)
 
-KEY = "lookout:checkpoints:to-prune"
 BATCH = 500
+MAX_BATCHES = 20  # a sweep prunes at most this many batches; the next minute goes on
 INLINE_EVERY = 20
-_COUNT_TTL_S = 3600
+_MAX_TRACKED = 50_000  # threads whose turns this process counts (forgetting only delays a prune)
+
+# The threads with an older checkpoint to drop (LangGraph's table: thread, namespace, id).
+_CROWDED = """
+SELECT thread_id FROM checkpoints GROUP BY thread_id HAVING count(*) > 1 LIMIT $1
+"""
+
+_turns: collections.Counter[uuid.UUID] = collections.Counter()
 
 
-async def mark(redis: aioredis.Redis, chat_id: uuid.UUID) -> bool:
-    """Mark the thread for the sweep; True when this turn should prune it right away."""
-    count_key = f"lookout:checkpoints:turns:{chat_id}"
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.sadd(KEY, str(chat_id))
-        pipe.incr(count_key)
-        pipe.expire(count_key, _COUNT_TTL_S)
-        _, count, _ = await pipe.execute()
-    return int(count) % INLINE_EVERY == 0
+def due(chat_id: uuid.UUID) -> bool:
+    """Count a turn on the thread; True on every INLINE_EVERY-th one this process runs."""
+    count = _turns[chat_id] + 1
+    if count >= INLINE_EVERY:
+        del _turns[chat_id]
+        return True
+    if len(_turns) >= _MAX_TRACKED:
+        _turns.clear()
+    _turns[chat_id] = count
+    return False
 
 
 async def prune_now(saver: AsyncPostgresSaver, chat_id: uuid.UUID) -> None:
@@ -43,20 +53,19 @@ async def prune_now(saver: AsyncPostgresSaver, chat_id: uuid.UUID) -> None:
         logger.warning("inline checkpoint prune deferred to the sweep", extra={"chat_id": chat_id})
 
 
-async def sweep(redis: aioredis.Redis, saver: AsyncPostgresSaver) -> int:
-    """Prune every marked thread (in batches); returns how many threads were pruned."""
+async def sweep(db: asyncpg.Pool, saver: AsyncPostgresSaver) -> int:
+    """Prune every thread holding more than one checkpoint (in batches); how many were."""
     done = 0
-    while True:
-        popped: Any = await redis.spop(KEY, BATCH)
-        thread_ids = [t.decode() if isinstance(t, bytes) else str(t) for t in popped or []]
+    for _ in range(MAX_BATCHES):
+        thread_ids = [row["thread_id"] for row in await db.fetch(_CROWDED, BATCH)]
         if not thread_ids:
-            return done
+            break
         try:
             await saver.aprune(thread_ids, strategy="keep_latest")
         except Exception:
             # A turn writing the same thread meanwhile makes keep_latest fail its snapshot:
-            # leave the threads marked for the next sweep.
+            # the threads are still crowded, so the next sweep finds them again.
             logger.warning("checkpoint prune deferred for %d thread(s)", len(thread_ids))
-            await redis.sadd(KEY, *thread_ids)
-            return done
+            break
         done += len(thread_ids)
+    return done
