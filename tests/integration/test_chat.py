@@ -80,7 +80,10 @@ async def test_a_turn_streams_ui_parts_and_is_persisted(
         p["type"] == "tool-web_scrape" and p["state"] == "output-available"
         for p in stored[1]["parts"]
     )
+    # And the scrape cost one credit, reserved before it ran and settled with the answer
     assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 9
+    ledger = await repo.recent_ledger(db, workspace_id=tenant.workspace.id, limit=10)
+    assert sorted(e.kind for e in ledger if e.verb == "web.scrape") == ["reserve", "settle"]
 
 
 async def test_use_chat_body_is_accepted(

@@ -17,7 +17,7 @@ def flaky_release(failures: int) -> tuple[list[int], Any]:
     calls: list[int] = []
 
     async def release_chat_lease(
-        db: Any, *, chat_id: uuid.UUID, token: uuid.UUID, message: repo.NewMessage | None
+        db: Any, *, chat_id: uuid.UUID, token: uuid.UUID, **closing: Any
     ) -> bool:
         calls.append(1)
         if len(calls) <= failures:

@@ -5,6 +5,7 @@ Every step is idempotent per (workspace, request id), and the balance can never 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import uuid
@@ -50,6 +51,15 @@ async def reserve(
             balance=balance,
             price=amount,
         ) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Settlement:
+    """A settle to be written later, with another statement (a chat turn's, at its end)."""
+
+    workspace_id: uuid.UUID
+    request_id: str
+    charged: int
 
 
 async def settle(

@@ -81,8 +81,14 @@ async def invoke(
     request_id: str,
     run_async: bool = False,
     progress: Progress | None = None,
+    settlements: list[credits.Settlement] | None = None,
 ) -> Outcome:
-    """Run one verb call for `principal`; raises LookoutError for every refusal or failure."""
+    """Run one verb call for `principal`; raises LookoutError for every refusal or failure.
+
+    With `settlements`, an inline call's settle is appended there for the caller to write with
+    its own closing statement (a chat turn's, see turns.execute) instead of in a transaction of
+    its own; one never written (the caller died) is refunded by the stale-reservation sweeper.
+    """
     started = time.monotonic()
     verb = registry.get(verb_name)
     data = registry.validate_input(verb, raw_input)
@@ -97,7 +103,7 @@ async def invoke(
         finished = await jobs.wait(services, job, services.settings.job_wait_s)
         return jobs.outcome(finished, request_id=request_id, started=started, headers=headers)
     charged, output = await _run_inline(
-        services, verb, data, principal, request_id, price, progress
+        services, verb, data, principal, request_id, price, progress, settlements
     )
     return Outcome(
         verb=verb.name,
@@ -117,6 +123,7 @@ async def _run_inline(
     request_id: str,
     price: int,
     progress: Progress | None,
+    settlements: list[credits.Settlement] | None,
 ) -> tuple[int, dict[str, Any]]:
     workspace_id = principal.workspace_id
     await credits.reserve(
@@ -137,6 +144,10 @@ async def _run_inline(
         await credits.refund(services.db, workspace_id=workspace_id, request_id=request_id)
         raise
     units = verb.billable_units(output)
+    if settlements is not None:
+        charged = min(units * verb.price, price)  # what the deferred settle will charge
+        settlements.append(credits.Settlement(workspace_id, request_id, charged))
+        return charged, output
     charged = await credits.settle(
         services.db,
         workspace_id=workspace_id,

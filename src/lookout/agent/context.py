@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from lookout.access import credits
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.chat import parts
@@ -36,6 +37,8 @@ class TurnContext:
     now: dt.datetime
     watches: WatchTools | None = None  # None: watching is unavailable (or a scheduled turn)
     job_deadline_s: float = 300.0
+    # The turn's verb calls' settles, written with the turn's answer (turns.execute).
+    settlements: list[credits.Settlement] = dataclasses.field(default_factory=list)
 
     @property
     def scheduled(self) -> bool:

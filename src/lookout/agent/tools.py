@@ -44,6 +44,7 @@ async def call(ctx: TurnContext, verb: str, arguments: dict[str, Any]) -> Call:
             ctx.principal,
             "chat",
             request_id=f"{ctx.turn_id}:{call_id}",
+            settlements=ctx.settlements,
         )
         result = await _finish_job(ctx, verb, arguments, outcome)
     except errors.LookoutError as exc:

@@ -10,7 +10,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import asyncpg
 
@@ -50,8 +50,10 @@ async def release(
     token: uuid.UUID,
     *,
     message: repo.NewMessage | None = None,
+    settles: Sequence[tuple[uuid.UUID, str, int]] = (),
 ) -> None:
-    """Free the chat, writing `message` (the turn's closing one) in the same statement. While
+    """Free the chat, writing `message` (the turn's closing one) and the `settles` of its verb
+    calls (repo.release_chat_lease) in the same statement. While
     the database is unreachable, keep trying until the lease would have expired anyway: a turn
     cut by a Postgres restart left its chat busy for up to a minute after Postgres was back
     (tests/reliability/test_faults_postgres.py)."""
@@ -59,7 +61,7 @@ async def release(
     while True:
         try:
             released = await repo.release_chat_lease(
-                db, chat_id=chat_id, token=token, message=message
+                db, chat_id=chat_id, token=token, message=message, settles=settles
             )
         except errors.Unavailable:
             if time.monotonic() + RELEASE_RETRY_S >= deadline:
@@ -73,9 +75,11 @@ async def release(
 
 @dataclasses.dataclass
 class Held:
-    """The block's hold on a lease: set `closing` to write that message with the release."""
+    """The block's hold on a lease: set `closing` to write that message (and `settles`) with
+    the release."""
 
     closing: repo.NewMessage | None = None
+    settles: list[tuple[uuid.UUID, str, int]] = dataclasses.field(default_factory=list)
 
 
 @contextlib.asynccontextmanager
@@ -90,4 +94,5 @@ async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncI
         async with heartbeat.beating(LEASE_S / 3, renew):
             yield held
     finally:
-        await asyncio.shield(release(db, chat_id, token, message=held.closing))
+        settles = held.settles if held.closing is not None else []
+        await asyncio.shield(release(db, chat_id, token, message=held.closing, settles=settles))

@@ -100,10 +100,12 @@ async def execute(
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))
             failed = await _run_graph(chat_graph, ctx, text)
-            answer = parts.to_message_parts(emitted)  # stored with the release, one statement
+            # The answer and what its verb calls cost are stored with the release, at once.
+            answer = parts.to_message_parts(emitted)
             held.closing = repo.NewMessage(
                 turn.message_id, "assistant", turn.source, answer, turn.run_id
             )
+            held.settles = [(s.workspace_id, s.request_id, s.charged) for s in ctx.settlements]
     except errors.LookoutError as exc:
         # Postgres or Redis failed outside the graph: the listener hears why now, rather than
         # "interrupted" when its idle check finds no turn in flight.

@@ -377,13 +377,28 @@ WHERE id = $1 AND responding_token = $2
 RETURNING id;
 
 -- name: release_chat_lease_with_message
--- The turn's closing message and release_chat_lease in one statement; the message is written
--- even when the lease was taken over (the turn's answer is not lost). Retried, the message
--- (same id) is not written twice.
+-- The end of a turn in one statement: its closing message, the settles of its verb calls
+-- (as close_reservation; $8..$10: workspace ids, request ids, credits charged) and
+-- release_chat_lease. The message and settles are written even when the lease was taken over
+-- (nothing the turn did is lost); retried, nothing is written twice (same message id, one close
+-- per request).
 WITH message AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
     SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c WHERE c.id = $1
     ON CONFLICT DO NOTHING
+), settled AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)
+    SELECT r.workspace_id, r.request_id, 'settle', -r.amount - least(s.charged, -r.amount),
+           r.verb, r.actor
+    FROM unnest($8::uuid[], $9::text[], $10::bigint[]) AS s(workspace_id, request_id, charged)
+    JOIN credit_ledger r ON r.workspace_id = s.workspace_id AND r.request_id = s.request_id
+                        AND r.kind = 'reserve'
+    ON CONFLICT DO NOTHING
+    RETURNING workspace_id, amount
+), returned AS (
+    UPDATE credit_balances SET balance = balance + back.amount, updated_at = now()
+    FROM (SELECT workspace_id, sum(amount) AS amount FROM settled GROUP BY workspace_id) back
+    WHERE credit_balances.workspace_id = back.workspace_id AND back.amount <> 0
 ), released AS (
     UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
                      updated_at = now()

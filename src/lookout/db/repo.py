@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Self, TypeAlias, TypeVar
 
 import asyncpg
@@ -600,13 +600,21 @@ async def renew_chat_lease(
 
 
 async def release_chat_lease(
-    db: Executor, *, chat_id: uuid.UUID, token: uuid.UUID, message: NewMessage | None = None
+    db: Executor,
+    *,
+    chat_id: uuid.UUID,
+    token: uuid.UUID,
+    message: NewMessage | None = None,
+    settles: Sequence[tuple[uuid.UUID, str, int]] = (),
 ) -> bool:
-    """Free the chat if this token holds it; with `message`, write it too (in any case)."""
+    """Free the chat if this token holds it; with `message`, write it and `settles` (workspace,
+    request id, credits charged: as close_reservation's settle) too, in any case."""
     if message is None:
+        assert not settles, "settles are written with a closing message"
         return await fetchval(db, "release_chat_lease", chat_id, token) is not None
+    columns = [list(column) for column in zip(*settles, strict=True)] or [[], [], []]
     query = "release_chat_lease_with_message"
-    return await fetchval(db, query, chat_id, token, *message.args()) is not None
+    return await fetchval(db, query, chat_id, token, *message.args(), *columns) is not None
 
 
 async def chat_busy_until(db: Executor, *, chat_id: uuid.UUID) -> dt.datetime | None:
