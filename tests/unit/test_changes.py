@@ -72,3 +72,17 @@ def test_a_page_remembered_without_a_digest_gets_one_from_its_lines() -> None:
 
     assert changes.page_digest(pages["https://a.example/"]) == version  # type: ignore[arg-type]
     assert changes.page_digest({"lines": lines}) == version
+
+
+def test_unchanged_markdown_reuses_the_remembered_snapshot_and_changed_markdown_does_not() -> None:
+    markdown = "# Menu\n- Soup of the day\n- Apple tart"
+    lines, version, source = changes.observe(markdown, None)
+    remembered = {"lines": ["kept as remembered"], "digest": "d" * 32, "source": source}
+
+    same = changes.observe(markdown, remembered)
+    edited = changes.observe(markdown + "\n- Pear crumble", remembered)
+
+    assert (lines, version) == changes.capture(markdown)
+    assert same == (["kept as remembered"], "d" * 32, source)
+    assert edited[0] == changes.snapshot(markdown + "\n- Pear crumble") and edited[2] != source
+    assert changes.observe(markdown, {"lines": ["old"], "digest": "x"})[0] == lines  # no hash

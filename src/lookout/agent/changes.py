@@ -71,6 +71,16 @@ def capture(markdown: str) -> tuple[list[str], str]:
     return lines, _digest_keys(keys)
 
 
+def observe(markdown: str, prior: dict[str, Any] | None) -> tuple[list[str], str, str]:
+    """(lines, digest, source hash) of a page's new markdown; taken from `prior` (the page as
+    last remembered) when the markdown is byte for byte what it was then, as it mostly is."""
+    source = hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:32]
+    if prior is not None and prior.get("source") == source:
+        return list(prior["lines"]), page_digest(prior), source
+    lines, version = capture(markdown)
+    return lines, version, source
+
+
 def digest(lines: Iterable[str]) -> str:
     """A version of a snapshot, blind to order and time like `diff`: equal digests, no change."""
     return _digest_keys(normalize(line) for line in lines)
@@ -115,11 +125,19 @@ def _listed(label: str, lines: list[str]) -> list[str]:
 
 
 def remember(
-    pages: dict[str, Any], url: str, at: str, title: str, lines: list[str], version: str
+    pages: dict[str, Any],
+    url: str,
+    at: str,
+    title: str,
+    lines: list[str],
+    version: str,
+    source: str | None = None,
 ) -> None:
-    """Keep the latest snapshot of `url` and its digest, at most 20 pages per chat (oldest
-    dropped)."""
+    """Keep the latest snapshot of `url`, its digest and the hash of the markdown it came from,
+    at most 20 pages per chat (oldest dropped)."""
     pages.pop(url, None)
     pages[url] = {"at": at, "title": title, "lines": lines, "digest": version}
+    if source is not None:
+        pages[url]["source"] = source
     while len(pages) > 20:
         pages.pop(next(iter(pages)))

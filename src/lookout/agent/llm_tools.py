@@ -164,10 +164,10 @@ def _what_changed(
     page: dict[str, Any], markdown: str, ctx: TurnContext, pages: dict[str, Any]
 ) -> str:
     """Compare with the chat's last snapshot of the page (as the rule planner does)."""
-    lines, version = changes.capture(markdown)
     prior = pages.get(page["url"])
+    lines, version, source = changes.observe(markdown, prior)
     at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(pages, page["url"], at, page.get("title") or "", lines, version)
+    changes.remember(pages, page["url"], at, page.get("title") or "", lines, version, source)
     if prior is None:
         return "First look at this page in this chat: nothing to compare with yet."
     same = changes.page_digest(prior) == version

@@ -140,10 +140,10 @@ async def scrape(urls: list[str], ctx: TurnContext, reply: Reply) -> None:
 
 def _what_changed(page: dict[str, Any], ctx: TurnContext, reply: Reply) -> str:
     """Compare with this chat's last snapshot of the page, then keep the new one."""
-    lines, version = changes.capture(page.get("markdown") or "")
     prior = reply.pages.get(page["url"])
+    lines, version, source = changes.observe(page.get("markdown") or "", prior)
     at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines, version)
+    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines, version, source)
     if prior is None:
         return ""
     same = changes.page_digest(prior) == version

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import logging
 from typing import Any
 
@@ -17,6 +18,10 @@ logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
+# A body this small is read on the event loop (well under a millisecond for a few KB): handing
+# it to a thread and back costs a sizeable part of reading it. Bigger ones go to a thread,
+# where lexbor and html-to-markdown run without the GIL.
+INLINE_READ_BYTES = 16 * 1024
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
@@ -49,17 +54,19 @@ async def scrape_page(
         result = await fetch.fetch(url, settings=settings, session=session)
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    reading = functools.partial(
+        extract.extract,
+        result.body,
+        url=result.final_url,
+        content_type=result.content_type or "text/html",
+        charset=result.charset,
+        formats=options["formats"],
+        only_main_content=options["only_main_content"],
+        max_chars=options["max_chars"],
+    )
     try:
-        read = await asyncio.to_thread(
-            extract.extract,
-            result.body,
-            url=result.final_url,
-            content_type=result.content_type or "text/html",
-            charset=result.charset,
-            formats=options["formats"],
-            only_main_content=options["only_main_content"],
-            max_chars=options["max_chars"],
-        )
+        small = len(result.body) <= INLINE_READ_BYTES
+        read = reading() if small else await asyncio.to_thread(reading)
     except Exception:
         # A parser bug on one odd page must not cost the caller the other pages.
         logger.exception("could not read %s", result.final_url)
