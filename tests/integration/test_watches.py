@@ -276,6 +276,50 @@ async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
     assert skipped == "skipped"
 
 
+async def test_a_run_with_nothing_to_notify_is_finished_with_its_answer(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    in_process: InProcess,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a watch whose first run saw the page, and runs that record how they were finished
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"])
+    services, chat_graph = in_process.services, in_process.graph
+    first = await manual_run(db, watch)
+    assert first is not None
+    await runner.execute(services, chat_graph, first)
+    finished_apart: list[uuid.UUID] = []
+    finish_run = repo.finish_run
+
+    async def recorded(db: Any, *, run_id: uuid.UUID, **end: Any) -> None:
+        finished_apart.append(run_id)
+        await finish_run(db, run_id=run_id, **end)
+
+    monkeypatch.setattr(repo, "finish_run", recorded)
+
+    # When a run finds no change, and then one finds a change (notifications to prepare)
+    unchanged = await manual_run(db, watch)
+    assert unchanged is not None
+    assert await runner.execute(services, chat_graph, unchanged) == "succeeded"
+    page["lines"] = ["Soup of the day", "Apple tart"]
+    changed = await manual_run(db, watch)
+    assert changed is not None
+    assert await runner.execute(services, chat_graph, changed) == "succeeded"
+
+    # Then both end succeeded; the unchanged one in the statement that stored its answer, the
+    # changed one after its notifications were prepared
+    rows = await db.fetch(
+        "SELECT id, status, finished_at FROM automation_runs WHERE id = ANY($1::uuid[])",
+        [unchanged, changed],
+    )
+    assert {r["id"]: r["status"] for r in rows} == {unchanged: "succeeded", changed: "succeeded"}
+    assert all(r["finished_at"] is not None for r in rows)
+    assert finished_apart == [changed]
+
+
 async def test_growth_stays_flat_over_many_scheduled_turns(
     db: asyncpg.Pool,
     settings: Settings,

@@ -51,9 +51,10 @@ async def release(
     *,
     message: repo.NewMessage | None = None,
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
+    run_end: tuple[str, str | None] | None = None,
 ) -> None:
-    """Free the chat, writing `message` (the turn's closing one) and the `settles` of its verb
-    calls (repo.release_chat_lease) in the same statement. While
+    """Free the chat, writing `message` (the turn's closing one), the `settles` of its verb
+    calls and the end of its watch run (repo.release_chat_lease) in the same statement. While
     the database is unreachable, keep trying until the lease would have expired anyway: a turn
     cut by a Postgres restart left its chat busy for up to a minute after Postgres was back
     (tests/reliability/test_faults_postgres.py)."""
@@ -61,8 +62,9 @@ async def release(
     while True:
         try:
             released = await repo.release_chat_lease(
-                db, chat_id=chat_id, token=token, message=message, settles=settles
-            )
+                db, chat_id=chat_id, token=token, message=message, settles=settles,
+                run_end=run_end,
+            )  # fmt: skip
         except errors.Unavailable:
             if time.monotonic() + RELEASE_RETRY_S >= deadline:
                 raise
@@ -75,11 +77,12 @@ async def release(
 
 @dataclasses.dataclass
 class Held:
-    """The block's hold on a lease: set `closing` to write that message (and `settles`) with
-    the release."""
+    """The block's hold on a lease: set `closing` to write that message (with `settles` and
+    `run_end`) with the release."""
 
     closing: repo.NewMessage | None = None
     settles: list[tuple[uuid.UUID, str, int]] = dataclasses.field(default_factory=list)
+    run_end: tuple[str, str | None] | None = None
 
 
 @contextlib.asynccontextmanager
@@ -94,5 +97,8 @@ async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncI
         async with heartbeat.beating(LEASE_S / 3, renew):
             yield held
     finally:
-        settles = held.settles if held.closing is not None else []
-        await asyncio.shield(release(db, chat_id, token, message=held.closing, settles=settles))
+        closing = held if held.closing is not None else Held()
+        await asyncio.shield(release(
+            db, chat_id, token, message=closing.closing, settles=closing.settles,
+            run_end=closing.run_end,
+        ))  # fmt: skip

@@ -30,6 +30,9 @@ MAX_TEXT = 8000
 # every this many seconds (a watch that scrapes one page is one Redis write, not five).
 SCHEDULED_LINGER_S = 0.5
 WatchFactory = Callable[[TurnContext], WatchTools | None]
+# A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
+# is then finished in the statement that stores the answer (see runner).
+RunEnd = Callable[[list[parts.Part]], tuple[str, str | None] | None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +81,7 @@ async def execute(
     principal: Principal,
     *,
     watches: WatchFactory | None = None,
+    run_end: RunEnd | None = None,
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
@@ -106,6 +110,8 @@ async def execute(
                 turn.message_id, "assistant", turn.source, answer, turn.run_id
             )
             held.settles = [(s.workspace_id, s.request_id, s.charged) for s in ctx.settlements]
+            if turn.run_id is not None and run_end is not None:
+                held.run_end = run_end(emitted)
     except errors.LookoutError as exc:
         # Postgres or Redis failed outside the graph: the listener hears why now, rather than
         # "interrupted" when its idle check finds no turn in flight.
@@ -149,7 +155,10 @@ async def run_turn(
     source: str,
     run_id: uuid.UUID | None = None,
     watches: WatchFactory | None = None,
+    run_end: RunEnd | None = None,
 ) -> list[parts.Part]:
     """begin + execute in one call (the worker's way); Busy when the chat is answering."""
     turn = await begin(services, chat, text, source=source, run_id=run_id)
-    return await execute(services, chat_graph, turn, text, principal, watches=watches)
+    return await execute(
+        services, chat_graph, turn, text, principal, watches=watches, run_end=run_end
+    )

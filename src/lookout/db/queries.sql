@@ -378,10 +378,11 @@ RETURNING id;
 
 -- name: release_chat_lease_with_message
 -- The end of a turn in one statement: its closing message, the settles of its verb calls
--- (as close_reservation; $8..$10: workspace ids, request ids, credits charged) and
--- release_chat_lease. The message and settles are written even when the lease was taken over
--- (nothing the turn did is lost); retried, nothing is written twice (same message id, one close
--- per request).
+-- (as close_reservation; $8..$10: workspace ids, request ids, credits charged), the end of its
+-- watch run when known ($11 status, $12 error; run $7, as finish_run) and release_chat_lease.
+-- All but the release are written even when the lease was taken over (nothing the turn did is
+-- lost); retried, nothing is written twice (same message id, one close per request, a run
+-- finishes once).
 WITH message AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
     SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c WHERE c.id = $1
@@ -399,6 +400,9 @@ WITH message AS (
     UPDATE credit_balances SET balance = balance + back.amount, updated_at = now()
     FROM (SELECT workspace_id, sum(amount) AS amount FROM settled GROUP BY workspace_id) back
     WHERE credit_balances.workspace_id = back.workspace_id AND back.amount <> 0
+), finished AS (
+    UPDATE automation_runs SET status = $11, error = $12, finished_at = now(), lease_until = NULL
+    WHERE id = $7 AND $11::text IS NOT NULL AND status = 'running'
 ), released AS (
     UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
                      updated_at = now()

@@ -606,15 +606,19 @@ async def release_chat_lease(
     token: uuid.UUID,
     message: NewMessage | None = None,
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
+    run_end: tuple[str, str | None] | None = None,
 ) -> bool:
-    """Free the chat if this token holds it; with `message`, write it and `settles` (workspace,
-    request id, credits charged: as close_reservation's settle) too, in any case."""
+    """Free the chat if this token holds it; with `message`, write it, `settles` (workspace,
+    request id, credits charged: as close_reservation's settle) and the end of the message's
+    watch run (`run_end`: status, error; as finish_run) too, in any case."""
     if message is None:
-        assert not settles, "settles are written with a closing message"
+        assert not settles and run_end is None, "written with a closing message only"
         return await fetchval(db, "release_chat_lease", chat_id, token) is not None
     columns = [list(column) for column in zip(*settles, strict=True)] or [[], [], []]
+    status, error = run_end if run_end is not None else (None, None)
     query = "release_chat_lease_with_message"
-    return await fetchval(db, query, chat_id, token, *message.args(), *columns) is not None
+    args = (*message.args(), *columns, status, error)
+    return await fetchval(db, query, chat_id, token, *args) is not None
 
 
 async def chat_busy_until(db: Executor, *, chat_id: uuid.UUID) -> dt.datetime | None:

@@ -32,43 +32,55 @@ async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID
         await repo.renew_run_lease(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
 
     async with heartbeat.beating(RUN_LEASE_S / 3, renew):
-        status, error = await _run(services, chat_graph, claimed)
-    await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
+        status, error, finished = await _run(services, chat_graph, claimed)
+    if not finished:
+        await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
     return status
 
 
 async def _run(
     services: Services, chat_graph: graph.Graph, claimed: repo.ClaimedRun
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, bool]:
+    """(status, error, whether the run is already finished: by its turn's last statement)."""
     run, automation, chat = claimed.run, claimed.automation, claimed.chat
     if automation is None or not automation.enabled:
-        return "skipped", "The watch was stopped before this run."
+        return "skipped", "The watch was stopped before this run.", False
     if chat is None:
         await repo.disable_automation(services.db, automation_id=automation.id)
-        return "failed", "The chat of this watch no longer exists."
+        return "failed", "The chat of this watch no longer exists.", False
     principal = _creator(automation, claimed.creator_role)
     if principal is None:
         reason = "the person who started it no longer belongs to this workspace or may not spend"
         await _pause(services, automation, chat, reason)
-        return "failed", f"Watch stopped: {reason}."
+        return "failed", f"Watch stopped: {reason}.", False
     try:
         emitted = await turns.run_turn(
             services, chat_graph, chat, str(automation.action["message"]), principal,
-            source="automation", run_id=run.id,
+            source="automation", run_id=run.id, run_end=_settled_by_parts,
         )  # fmt: skip
     except errors.Busy:
-        return "skipped", "The chat was answering another message."
+        return "skipped", "The chat was answering another message.", False
+    if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
+        return *_outcome(emitted), True
     if _out_of_credits(emitted):
-        return await _paused_for_credits(services, automation, chat)
+        return *await _paused_for_credits(services, automation, chat), False
     outcome = _outcome(emitted)
     if outcome[0] == "succeeded":  # a change found by this run goes to its notification targets
         await deliveries.after_run(services, automation, run.id, emitted)
-    return outcome
+    return *outcome, False
 
 
 def _outcome(emitted: list[parts.Part]) -> tuple[str, str | None]:
     failed = next((p for p in emitted if p["type"] == "error"), None)
     return ("failed", str(failed["errorText"])) if failed else ("succeeded", None)
+
+
+def _settled_by_parts(emitted: list[parts.Part]) -> tuple[str, str | None] | None:
+    """The run's end when its turn's parts alone decide it (nothing to notify, no pause): then
+    the turn finishes the run in the statement that stores its answer, one transaction less."""
+    if _out_of_credits(emitted) or any(p["type"] == "data-change" for p in emitted):
+        return None
+    return _outcome(emitted)
 
 
 def _out_of_credits(emitted: list[parts.Part]) -> bool:
