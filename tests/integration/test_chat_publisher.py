@@ -60,12 +60,14 @@ async def test_parts_arrive_in_order_in_fewer_writes_than_parts(
 
 
 def count_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The batch size of every write, counted once the write is in Redis."""
     writes: list[int] = []
     publish_many = events.publish_many
 
     async def counted(*args: Any) -> list[str]:
+        ids = await publish_many(*args)
         writes.append(len(args[3]))
-        return await publish_many(*args)
+        return ids
 
     monkeypatch.setattr(events, "publish_many", counted)
     return writes
