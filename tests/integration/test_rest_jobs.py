@@ -193,6 +193,25 @@ async def test_a_job_whose_worker_died_is_requeued_then_failed_and_refunded(
     assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 10
 
 
+async def test_progress_reports_arriving_out_of_order_never_go_back(
+    tenant_factory: TenantFactory, db: asyncpg.Pool
+) -> None:
+    # Given a running job whose pages finish together: "6 of 6" commits before "1 of 6"
+    tenant = await tenant_factory()
+    job = await repo.insert_job(
+        db, workspace_id=tenant.workspace.id, request_id="order-1", verb="web.scrape",
+        input={"url": "https://a.example"}, principal={}, door="rest", progress_total=6,
+        ttl_hours=24,
+    )  # fmt: skip
+    assert await repo.claim_job(db, job_id=job.id, lease_s=60)
+    for done in (6, 1):
+        await repo.job_progress(db, job_id=job.id, done=done, total=6, lease_s=60)
+
+    # Then the job still reads 6 of 6 (a full run of the suite saw "1 of 6" on a finished job)
+    final = await repo.get_job_for_worker(db, job_id=job.id)
+    assert final is not None and (final.progress_done, final.progress_total) == (6, 6)
+
+
 async def test_stale_reservations_are_released(
     tenant_factory: TenantFactory, db: asyncpg.Pool
 ) -> None:

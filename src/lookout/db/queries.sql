@@ -218,8 +218,9 @@ WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND lease_until < no
 RETURNING *;
 
 -- name: job_progress
--- Progress also extends the lease: a job that reports is alive.
-UPDATE jobs SET progress_done = $2, progress_total = $3,
+-- Progress also extends the lease: a job that reports is alive. Concurrent reports (a verb's
+-- pages finish together) may commit out of order: progress never goes back.
+UPDATE jobs SET progress_done = greatest(progress_done, $2), progress_total = $3,
                 lease_until = now() + make_interval(secs => $4)
 WHERE id = $1 AND status = 'running'
 RETURNING cancel_requested;
