@@ -4,6 +4,7 @@ the chat: charged once, the unused rest returned, nothing written twice when ret
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import asyncpg
 
@@ -15,21 +16,30 @@ from tests.integration.factories import TenantFactory, tenant_factory
 __all__ = ["tenant_factory"]
 
 
-async def test_the_answer_and_its_settles_are_written_with_the_release_once(
+async def leased_chat(
     db: asyncpg.Pool, tenant_factory: TenantFactory
-) -> None:
-    # Given a turn holding its chat's lease, with two verb calls that reserved 3 and 1 credits
+) -> tuple[uuid.UUID, repo.Chat, uuid.UUID]:
+    """(workspace with 10 credits, a chat of it, the lease token of a turn on that chat)."""
     tenant = await tenant_factory(credits=10)
     workspace_id = tenant.workspace.id
     chat = await repo.insert_chat(
         db, workspace_id=workspace_id, created_by=tenant.user.id, title="t"
     )
-    token = await lease.acquire(db, chat.id)
+    return workspace_id, chat, await lease.acquire(db, chat.id)
+
+
+async def reserve(db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str, **kw: Any) -> None:
+    await credits.reserve(db, workspace_id=workspace_id, request_id=request_id,
+                          verb="web.scrape", actor="test", **kw)  # fmt: skip
+
+
+async def test_the_answer_and_its_settles_are_written_with_the_release_once(
+    db: asyncpg.Pool, tenant_factory: TenantFactory
+) -> None:
+    # Given a turn holding its chat's lease, with two verb calls that reserved 3 and 1 credits
+    workspace_id, chat, token = await leased_chat(db, tenant_factory)
     for request_id, amount in (("turn:a", 3), ("turn:b", 1)):
-        await credits.reserve(
-            db, workspace_id=workspace_id, request_id=request_id, amount=amount,
-            verb="web.scrape", actor="test", hold_s=900,
-        )  # fmt: skip
+        await reserve(db, workspace_id, request_id, amount=amount, hold_s=900)
     assert await repo.get_balance(db, workspace_id=workspace_id) == 6
 
     # When the turn ends: the first call used 1 of its 3 credits, the second all of its 1
@@ -57,14 +67,8 @@ async def test_a_turn_cut_before_its_end_leaves_its_reservation_to_the_sweeper(
     db: asyncpg.Pool, tenant_factory: TenantFactory
 ) -> None:
     # Given a turn whose verb call reserved a credit, then was cut off (no closing message)
-    tenant = await tenant_factory(credits=10)
-    workspace_id = tenant.workspace.id
-    chat = await repo.insert_chat(
-        db, workspace_id=workspace_id, created_by=tenant.user.id, title="t"
-    )
-    token = await lease.acquire(db, chat.id)
-    await credits.reserve(db, workspace_id=workspace_id, request_id="cut:a", amount=1,
-                          verb="web.scrape", actor="test", hold_s=0)  # fmt: skip
+    workspace_id, chat, token = await leased_chat(db, tenant_factory)
+    await reserve(db, workspace_id, "cut:a", amount=1, hold_s=0)
     async with lease.kept(db, chat.id, token) as held:
         held.settles = [(workspace_id, "cut:a", 1)]  # never reaches a closing message
 
