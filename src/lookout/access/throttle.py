@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from lookout import errors
+from lookout import errors, redis_client
 
 WINDOW_S = 15 * 60
 EMAIL_LIMIT = 5
@@ -24,7 +24,7 @@ _PREFIX = "lookout:signin"
 # KEYS: the counters; ARGV[1]: the window in seconds; ARGV[1 + i]: the limit of KEYS[i].
 # Answers 0 when the attempt is counted, else the seconds until the full counter resets.
 # The TTL check (rather than "INCR returned 1") also heals a counter that lost its expiry.
-_ATTEMPT = """
+_ATTEMPT = redis_client.Script("""
 for i, key in ipairs(KEYS) do
   if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
     local ttl = redis.call('TTL', key)
@@ -40,15 +40,15 @@ for _, key in ipairs(KEYS) do
   if redis.call('TTL', key) < 0 then redis.call('EXPIRE', key, ARGV[1]) end
 end
 return 0
-"""
+""")
 
 # KEYS[1]: the email counter, cleared; KEYS[2]: the IP counter, which gets this attempt back
 # (only if it still exists: DECR on a missing key would create one that never expires).
-_SUCCEEDED = """
+_SUCCEEDED = redis_client.Script("""
 redis.call('DEL', KEYS[1])
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
 return 0
-"""
+""")
 
 
 def counters(*, email: str, ip: str) -> list[str]:
@@ -67,9 +67,8 @@ def _redis_errors() -> Iterator[None]:
 
 async def attempt(client: aioredis.Redis, *, email: str, ip: str) -> None:
     """Count a sign-in attempt, or raise RateLimited when the email or the IP used its budget."""
-    script = client.register_script(_ATTEMPT)
     with _redis_errors():
-        wait = int(await script(keys=counters(email=email, ip=ip), args=_limits()))
+        wait = int(await _ATTEMPT(client, keys=counters(email=email, ip=ip), args=_limits()))
     if wait:
         raise errors.RateLimited(
             f"Too many failed sign-ins; try again in {math.ceil(wait / 60)} minute(s).",
@@ -79,9 +78,8 @@ async def attempt(client: aioredis.Redis, *, email: str, ip: str) -> None:
 
 async def succeeded(client: aioredis.Redis, *, email: str, ip: str) -> None:
     """A right password: forget the email's failures and give the IP its attempt back."""
-    script = client.register_script(_SUCCEEDED)
     with _redis_errors():
-        await script(keys=counters(email=email, ip=ip))
+        await _SUCCEEDED(client, keys=counters(email=email, ip=ip), args=())
 
 
 def _limits() -> list[int]:

@@ -344,15 +344,9 @@ DELETE FROM chats WHERE id = $1 AND workspace_id = $2 RETURNING id;
 
 -- name: acquire_chat_lease
 -- One turn per chat across every process: compare-and-set, and a lease that outlived its
--- process (responding_until in the past) can be taken over.
-UPDATE chats SET ai_responding = true, responding_token = $2,
-                 responding_until = now() + make_interval(secs => $3)
-WHERE id = $1 AND (NOT ai_responding OR responding_until < now())
-RETURNING id;
-
--- name: acquire_chat_lease_with_message
--- acquire_chat_lease and the turn's opening message in one statement: no message without the
--- lease. $4.. are insert_chat_message's id, role, source, parts, run_id.
+-- process (responding_until in the past) can be taken over. With the turn's opening message
+-- ($4.. are insert_chat_message's id, role, source, parts, run_id; $4 null: none) in the same
+-- statement: no message without the lease.
 WITH leased AS (
     UPDATE chats SET ai_responding = true, responding_token = $2,
                      responding_until = now() + make_interval(secs => $3)
@@ -361,6 +355,7 @@ WITH leased AS (
 ), message AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
     SELECT $4, leased.id, leased.workspace_id, $5, $6, $7, $8 FROM leased
+    WHERE $4::uuid IS NOT NULL
     ON CONFLICT DO NOTHING
 )
 SELECT id FROM leased;
@@ -372,13 +367,8 @@ RETURNING id;
 
 -- name: release_chat_lease
 -- Only the holder releases: a turn whose lease was taken over must not free the new holder's.
-UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
-                 updated_at = now()
-WHERE id = $1 AND responding_token = $2
-RETURNING id;
-
--- name: release_chat_lease_with_message
--- The end of a turn in one statement: its closing message, the settles of its verb calls
+-- With the end of the turn in the same statement ($3 null: none): its closing message, the
+-- settles of its verb calls
 -- (as close_reservation; $8..$10: workspace ids, request ids, credits charged), the end of its
 -- watch run when known ($11 status, $12 error; run $7, as finish_run) and release_chat_lease.
 -- All but the release are written even when the lease was taken over (nothing the turn did is
@@ -386,7 +376,8 @@ RETURNING id;
 -- finishes once).
 WITH message AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
-    SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c WHERE c.id = $1
+    SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c
+    WHERE c.id = $1 AND $3::uuid IS NOT NULL
     ON CONFLICT DO NOTHING
 ), settled AS (
     INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)

@@ -574,8 +574,12 @@ class NewMessage:
     parts: list[dict[str, Any]]
     run_id: uuid.UUID | None = None
 
-    def args(self) -> tuple[Any, ...]:
-        return (self.id, self.role, self.source, self.parts, self.run_id)
+    @staticmethod
+    def args_of(message: NewMessage | None) -> tuple[Any, ...]:
+        """The message's query arguments: id, role, source, parts, run_id (all null: none)."""
+        if message is None:
+            return (None,) * 5
+        return (message.id, message.role, message.source, message.parts, message.run_id)
 
 
 async def acquire_chat_lease(
@@ -587,10 +591,8 @@ async def acquire_chat_lease(
     message: NewMessage | None = None,
 ) -> bool:
     """Take the chat's lease; with `message`, write it too (only if the lease was taken)."""
-    if message is None:
-        return await fetchval(db, "acquire_chat_lease", chat_id, token, lease_s) is not None
-    query = "acquire_chat_lease_with_message"
-    return await fetchval(db, query, chat_id, token, lease_s, *message.args()) is not None
+    args = NewMessage.args_of(message)
+    return await fetchval(db, "acquire_chat_lease", chat_id, token, lease_s, *args) is not None
 
 
 async def renew_chat_lease(
@@ -611,14 +613,11 @@ async def release_chat_lease(
     """Free the chat if this token holds it; with `message`, write it, `settles` (workspace,
     request id, credits charged: as close_reservation's settle) and the end of the message's
     watch run (`run_end`: status, error; as finish_run) too, in any case."""
-    if message is None:
-        assert not settles and run_end is None, "written with a closing message only"
-        return await fetchval(db, "release_chat_lease", chat_id, token) is not None
+    assert message is not None or not (settles or run_end), "written with a closing message"
     columns = [list(column) for column in zip(*settles, strict=True)] or [[], [], []]
     status, error = run_end if run_end is not None else (None, None)
-    query = "release_chat_lease_with_message"
-    args = (*message.args(), *columns, status, error)
-    return await fetchval(db, query, chat_id, token, *args) is not None
+    args = (*NewMessage.args_of(message), *columns, status, error)
+    return await fetchval(db, "release_chat_lease", chat_id, token, *args) is not None
 
 
 async def chat_busy_until(db: Executor, *, chat_id: uuid.UUID) -> dt.datetime | None:
