@@ -44,6 +44,15 @@ async def chat(aiohttp_client: Any, settings: Settings, tenant_factory: TenantFa
     return Chat(client, tenant, (await created.json())["data"]["id"])
 
 
+async def refused_with_503(chat: Chat) -> None:
+    """Post a message and check it is refused before any stream starts, as `unavailable`."""
+    response = await chat.client.post(
+        f"/api/chats/{chat.id}/messages", json={"text": "hello"}, headers=chat.tenant.headers
+    )
+    assert response.status == 503
+    assert (await response.json())["error"]["code"] == "unavailable"
+
+
 def failing(exc: errors.LookoutError) -> Any:
     async def fail(*args: Any, **kwargs: Any) -> Any:
         raise exc
@@ -55,12 +64,8 @@ async def test_a_message_refused_because_redis_is_down_does_not_lock_the_chat(
     chat: Chat, db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(events, "last_id", failing(REDIS_DOWN))
-    response = await chat.client.post(
-        f"/api/chats/{chat.id}/messages", json={"text": "hello"}, headers=chat.tenant.headers
-    )
 
-    assert response.status == 503
-    assert (await response.json())["error"]["code"] == "unavailable"
+    await refused_with_503(chat)
     assert await repo.chat_busy_until(db, chat_id=uuid.UUID(chat.id)) is None
 
 
@@ -89,15 +94,10 @@ async def test_postgres_failing_as_the_turn_starts_is_a_503_with_nothing_stored(
     # Given a database that fails the turn's first write (the lease with the question)
     monkeypatch.setattr(repo, "acquire_chat_lease", failing(DATABASE_DOWN))
 
-    # When a message is posted
-    response = await chat.client.post(
-        f"/api/chats/{chat.id}/messages", json={"text": "hello"}, headers=chat.tenant.headers
-    )
+    # When a message is posted, the client hears why before any stream starts
+    await refused_with_503(chat)
 
-    # Then the client hears why before any stream starts, no question is left without its
-    # turn, and the chat is free
-    assert response.status == 503
-    assert (await response.json())["error"]["code"] == "unavailable"
+    # And no question is left without its turn, and the chat is free
     chat_id, workspace_id = uuid.UUID(chat.id), chat.tenant.workspace.id
     stored = await repo.list_chat_messages(
         db, chat_id=chat_id, workspace_id=workspace_id, after_seq=0, limit=10

@@ -39,6 +39,17 @@ async def client(aiohttp_client: Any, job_settings: Settings) -> Any:
     return await aiohttp_client(app.create_app(job_settings))
 
 
+async def scrape_job(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str, progress_total: int = 0
+) -> repo.Job:
+    """A web.scrape job row as the door writes it, for tests that drive it by hand."""
+    return await repo.insert_job(
+        db, workspace_id=workspace_id, request_id=request_id, verb="web.scrape",
+        input={"url": "https://a.example"}, principal={}, door="rest",
+        progress_total=progress_total, ttl_hours=24,
+    )  # fmt: skip
+
+
 async def poll(client: Any, location: str, headers: dict[str, str], seconds: float = 60) -> Any:
     deadline = asyncio.get_running_loop().time() + seconds
     while asyncio.get_running_loop().time() < deadline:
@@ -138,11 +149,7 @@ async def test_an_expired_job_says_its_result_expired(
     client: Any, tenant_factory: TenantFactory, db: asyncpg.Pool
 ) -> None:
     tenant = await tenant_factory()
-    job = await repo.insert_job(
-        db, workspace_id=tenant.workspace.id, request_id="r1", verb="web.scrape",
-        input={"url": "https://a.example"}, principal={}, door="rest", progress_total=0,
-        ttl_hours=24,
-    )  # fmt: skip
+    job = await scrape_job(db, tenant.workspace.id, "r1")
     await db.execute(
         "UPDATE jobs SET expires_at = now() - interval '1 minute' WHERE id = $1", job.id
     )
@@ -166,11 +173,7 @@ async def test_a_job_whose_worker_died_is_requeued_then_failed_and_refunded(
         db, workspace_id=tenant.workspace.id, request_id="lost-1", amount=3,
         verb="web.scrape", actor="test", hold_s=3600,
     )  # fmt: skip
-    job = await repo.insert_job(
-        db, workspace_id=tenant.workspace.id, request_id="lost-1", verb="web.scrape",
-        input={"url": "https://a.example"}, principal={}, door="rest", progress_total=0,
-        ttl_hours=24,
-    )  # fmt: skip
+    job = await scrape_job(db, tenant.workspace.id, "lost-1")
     services = Services(db=db, redis=None, http=None, settings=settings)  # type: ignore[arg-type]
 
     async def die_while_running() -> None:
@@ -198,11 +201,7 @@ async def test_progress_reports_arriving_out_of_order_never_go_back(
 ) -> None:
     # Given a running job whose pages finish together: "6 of 6" commits before "1 of 6"
     tenant = await tenant_factory()
-    job = await repo.insert_job(
-        db, workspace_id=tenant.workspace.id, request_id="order-1", verb="web.scrape",
-        input={"url": "https://a.example"}, principal={}, door="rest", progress_total=6,
-        ttl_hours=24,
-    )  # fmt: skip
+    job = await scrape_job(db, tenant.workspace.id, "order-1", progress_total=6)
     assert await repo.claim_job(db, job_id=job.id, lease_s=60)
     for done in (6, 1):
         await repo.job_progress(db, job_id=job.id, done=done, total=6, lease_s=60)

@@ -18,22 +18,14 @@ def restore_policy() -> Iterator[None]:
     asyncio.set_event_loop_policy(policy)
 
 
-def settings(event_loop: str) -> Settings:
+def settings(event_loop: str | None = None) -> Settings:
     env = {"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x", "LOOKOUT_SECRET_KEY": "k"}
-    return Settings.from_env({**env, "LOOKOUT_EVENT_LOOP": event_loop})
+    chosen = {"LOOKOUT_EVENT_LOOP": event_loop} if event_loop else {}
+    return Settings.from_env({**env, **chosen})
 
 
 def test_uvloop_by_default_and_the_standard_loop_when_asked() -> None:
-    assert (
-        Settings.from_env(
-            {
-                "DATABASE_URL": "postgresql://x/y",
-                "REDIS_URL": "redis://x",
-                "LOOKOUT_SECRET_KEY": "k",
-            }
-        ).event_loop
-        == "uvloop"
-    )
+    assert settings().event_loop == "uvloop"
 
     loops.install(settings("uvloop"))
     loop = asyncio.new_event_loop()
