@@ -50,7 +50,7 @@ async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _graph_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[appkeys.SETTINGS]
-    async with checkpointer.saver_context(settings.database_url) as saver:
+    async with checkpointer.saver_context(settings.database_url, db=app[appkeys.DB]) as saver:
         app[appkeys.SAVER] = saver
         app[appkeys.GRAPH] = graph.build(saver)
         yield

@@ -79,7 +79,9 @@ class Resources(dramatiq.Middleware):
             )
         )
         saver = await stack.enter_async_context(
-            checkpointer.saver_context(settings.database_url, max_size=settings.worker_threads + 2)
+            checkpointer.saver_context(
+                settings.database_url, max_size=settings.worker_threads + 2, db=db
+            )
         )
         redis = redis_client.connect(settings.redis_url)
         stack.push_async_callback(redis.aclose)

@@ -1,17 +1,38 @@
-"""The LangGraph checkpointer: psycopg pool + AsyncPostgresSaver, built on the loop using it."""
+"""The LangGraph checkpointer: AsyncPostgresSaver, built on the loop using it.
+
+Its tables, migrations, serializer, pruning and every rarely used call are the library's, over
+its psycopg pool. The two calls every turn makes (read the thread's latest checkpoint, write the
+new one) go through our asyncpg pool instead, one statement each: through psycopg they were
+~25 % of a worker's CPU in a scheduled turn (py-spy --gil on bench/versus.py: the pipelined
+write is three statements, and each call hopped to a thread to (de)serialize a few KB).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 import weakref
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
+import asyncpg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+
+from lookout.db import pool, repo
 
 # A connection back in the pool for less than this is lent out again without a check: the
 # check (a round trip on every checkout) was ~15 % of a scheduled turn's CPU. One idle longer
@@ -40,14 +61,96 @@ class _IdleCheck:
             await AsyncConnectionPool.check_connection(conn)
 
 
+class Saver(AsyncPostgresSaver):
+    """AsyncPostgresSaver whose latest-checkpoint read and checkpoint write use asyncpg.
+
+    Same rows, same SQL (db/queries.sql: latest_checkpoint, put_checkpoint), same serializer;
+    a Postgres outage surfaces as errors.Unavailable like every other statement of a turn.
+    """
+
+    def __init__(self, conn_pool: AsyncConnectionPool, db: asyncpg.Pool) -> None:
+        super().__init__(conn_pool)  # type: ignore[arg-type]
+        self.db = db
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if get_checkpoint_id(config):  # a checkpoint by id: history, never a turn
+            return await super().aget_tuple(config)
+        conf = config["configurable"]
+        thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
+        row = await repo.fetchrow(self.db, "latest_checkpoint", thread_id, namespace)
+        if row is None:
+            return None
+        if row["checkpoint"]["v"] < 4 and row["parent_checkpoint_id"]:
+            return await super().aget_tuple(config)  # written by an old LangGraph: migrated there
+        parent = row["parent_checkpoint_id"]
+        checkpoint = row["checkpoint"]
+        values = {
+            **(checkpoint.get("channel_values") or {}),
+            **self._load_blobs(row["channel_values"]),
+        }
+        ids = {"thread_id": thread_id, "checkpoint_ns": namespace}
+        return CheckpointTuple(
+            {"configurable": {**ids, "checkpoint_id": row["checkpoint_id"]}},
+            cast(Checkpoint, {**checkpoint, "channel_values": values}),
+            row["metadata"],
+            {"configurable": {**ids, "checkpoint_id": parent}} if parent else None,
+            self._load_writes(row["pending_writes"]),
+        )
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        conf = config["configurable"]
+        thread_id, namespace = conf["thread_id"], conf["checkpoint_ns"]
+        # As the library stores it: primitive channel values inline, the others as blobs.
+        inline = dict(checkpoint["channel_values"])
+        blobs: dict[str, Any] = {}
+        for name, value in checkpoint["channel_values"].items():
+            if isinstance(value, _DeltaSnapshot):
+                blobs[name] = inline.pop(name)
+                inline[name] = True
+            elif not (value is None or isinstance(value, str | int | float | bool)):
+                blobs[name] = inline.pop(name)
+        versions = {name: v for name, v in new_versions.items() if name in blobs}
+        rows = self._dump_blobs(thread_id, namespace, blobs, versions)
+        await repo.execute(
+            self.db, "put_checkpoint", thread_id, namespace, checkpoint["id"],
+            conf.get("checkpoint_id"), {**checkpoint, "channel_values": inline},
+            get_serializable_checkpoint_metadata(config, metadata),
+            [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
+        )  # fmt: skip
+        return {
+            "configurable": {
+                "thread_id": thread_id, "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }  # fmt: skip
+
+
+# LangGraph asks inspect.signature whether put_writes takes task_path on every run (1.4 % of a
+# worker's CPU); a signature stored on the function is returned, not computed (13.5 -> 4.4 us a
+# call). These are the library's own functions (inherited): the stored signature is theirs.
+for _method in (Saver.put_writes, Saver.aput_writes):
+    _method.__signature__ = inspect.signature(_method)  # type: ignore[union-attr]
+
+
 def psycopg_dsn(dsn: str) -> str:
     # psycopg accepts postgres:// and postgresql:// alike; asyncpg-only options never appear here.
     return dsn
 
 
 @contextlib.asynccontextmanager
-async def saver_context(dsn: str, *, max_size: int = 10) -> AsyncIterator[AsyncPostgresSaver]:
-    """Open the pool and the saver on the running loop; close the pool on exit."""
+async def saver_context(
+    dsn: str, *, max_size: int = 10, db: asyncpg.Pool | None = None
+) -> AsyncIterator[AsyncPostgresSaver]:
+    """Open the pools and the saver on the running loop; close them on exit.
+
+    `db`: the process's asyncpg pool for the per-turn read and write (else one is opened here).
+    """
     idle = _IdleCheck()
     conn_pool: AsyncConnectionPool = AsyncConnectionPool(
         psycopg_dsn(dsn),
@@ -58,16 +161,20 @@ async def saver_context(dsn: str, *, max_size: int = 10) -> AsyncIterator[AsyncP
         check=idle.check,
         reset=idle.returned,
     )
-    await conn_pool.open()
-    saver = AsyncPostgresSaver(conn_pool)  # type: ignore[arg-type]
+    async with contextlib.AsyncExitStack() as stack:
+        if db is None:
+            db = await stack.enter_async_context(pool.pool_context(dsn, max_size=max_size))
+        await conn_pool.open()
+        stack.push_async_callback(conn_pool.close)
+        yield _unlocked(Saver(conn_pool, db))
+
+
+def _unlocked(saver: Saver) -> Saver:
     # The saver serializes every checkpoint read and write behind one lock, which a single
     # shared connection needs; with a pool each call checks out its own connection. Measured:
     # the lock was held 56 of every 60 ms with 8 turns in flight (BENCHMARKS.md).
     saver.lock = _NoLock()  # type: ignore[assignment]
-    try:
-        yield saver
-    finally:
-        await conn_pool.close()
+    return saver
 
 
 async def setup(dsn: str) -> None:

@@ -721,3 +721,45 @@ UPDATE jobs SET post_to_chat = false
 WHERE id = $1 AND post_to_chat AND chat_id IS NOT NULL
   AND status IN ('succeeded', 'failed', 'cancelled')
 RETURNING *;
+
+-- name: latest_checkpoint
+-- LangGraph's checkpointer read of a thread's latest checkpoint (AsyncPostgresSaver.SELECT_SQL
+-- + its WHERE), through our pool: the library's own read through psycopg was ~12 % of a worker's
+-- CPU. tests/integration/test_checkpointer_pool.py holds it equal to the library's answer.
+SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata,
+    (
+        SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+        FROM jsonb_each_text(checkpoint -> 'channel_versions')
+        JOIN checkpoint_blobs bl
+            ON bl.thread_id = checkpoints.thread_id
+            AND bl.checkpoint_ns = checkpoints.checkpoint_ns
+            AND bl.channel = jsonb_each_text.key
+            AND bl.version = jsonb_each_text.value
+    ) AS channel_values,
+    (
+        SELECT array_agg(array[cw.task_id::text::bytea, cw.channel::bytea, cw.type::bytea,
+                               cw.blob, convert_to(cw.task_path, 'UTF8'), cw.idx::text::bytea])
+        FROM checkpoint_writes cw
+        WHERE cw.thread_id = checkpoints.thread_id
+            AND cw.checkpoint_ns = checkpoints.checkpoint_ns
+            AND cw.checkpoint_id = checkpoints.checkpoint_id
+    ) AS pending_writes
+FROM checkpoints
+WHERE thread_id = $1 AND checkpoint_ns = $2
+ORDER BY checkpoint_id DESC LIMIT 1;
+
+-- name: put_checkpoint
+-- LangGraph's checkpointer write (UPSERT_CHECKPOINT_BLOBS_SQL for each changed channel, then
+-- UPSERT_CHECKPOINTS_SQL) as one statement: the library pipelines three through psycopg.
+-- $5 checkpoint, $6 metadata; $7..$10 the blobs' channels, versions, types and bytes.
+WITH blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $1, $2, b.channel, b.version, b.type, b.blob
+    FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata;

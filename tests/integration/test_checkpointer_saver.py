@@ -1,0 +1,105 @@
+"""Our saver's asyncpg read and write of the latest checkpoint match LangGraph's own."""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import asyncpg
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import END, START, StateGraph
+
+from lookout import errors
+from lookout.db import checkpointer
+
+
+class _State(TypedDict, total=False):
+    text: str  # stored inline in the checkpoint row
+    seen: Annotated[list[dict[str, Any]], operator.add]  # stored as a blob
+
+
+async def _step(state: _State) -> dict[str, Any]:
+    return {"seen": [{"text": state.get("text"), "n": len(state.get("seen") or [])}]}
+
+
+def _graph(saver: AsyncPostgresSaver) -> Any:
+    builder = StateGraph(_State)
+    builder.add_node("step", _step)
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _config(thread: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+
+
+def _comparable(found: CheckpointTuple | None) -> tuple[Any, ...]:
+    assert found is not None
+    return (found.config, found.checkpoint, found.metadata, found.parent_config,
+            list(found.pending_writes or []))  # fmt: skip
+
+
+async def test_what_either_saver_wrote_both_read_the_same(
+    database_url: str, db: asyncpg.Pool
+) -> None:
+    async with checkpointer.saver_context(database_url, db=db) as ours:
+        assert isinstance(ours, checkpointer.Saver)
+        library = AsyncPostgresSaver(ours.conn)  # same tables, the library's psycopg calls
+
+        # Given a thread written by our saver (two turns) and one by the library's (two turns)
+        for saver, thread in ((ours, "ours"), (library, "theirs")):
+            for text in ("first", "second"):
+                await _graph(saver).ainvoke({"text": text}, _config(thread), durability="exit")
+        # And a pending write on the latest checkpoint of each (what an interrupted step leaves)
+        for thread in ("ours", "theirs"):
+            latest = await library.aget_tuple(_config(thread))
+            assert latest is not None
+            late = [("seen", [{"late": True}])]
+            await library.aput_writes(latest.config, late, str(uuid.uuid4()))
+
+        # Then each thread reads the same through either saver
+        for thread in ("ours", "theirs"):
+            mine = _comparable(await ours.aget_tuple(_config(thread)))
+            assert mine == _comparable(await library.aget_tuple(_config(thread)))
+            # And it holds both turns, one blob and one inline value, the pending write, a parent
+            checkpoint = mine[1]
+            assert [seen["text"] for seen in checkpoint["channel_values"]["seen"]] == [
+                "first", "second",
+            ]  # fmt: skip
+            assert checkpoint["channel_values"]["text"] == "second"
+            assert [write[1:] for write in mine[4]] == [("seen", [{"late": True}])]
+            assert mine[3] is not None
+
+        # And a thread never written reads as None through both
+        assert await ours.aget_tuple(_config("nobody")) is None
+        assert await library.aget_tuple(_config("nobody")) is None
+
+
+async def test_a_checkpoint_asked_for_by_id_is_read_by_the_library(
+    database_url: str, db: asyncpg.Pool
+) -> None:
+    async with checkpointer.saver_context(database_url, db=db) as ours:
+        graph = _graph(ours)
+        await graph.ainvoke({"text": "first"}, _config("t"), durability="exit")
+        first = await ours.aget_tuple(_config("t"))
+        await graph.ainvoke({"text": "second"}, _config("t"), durability="exit")
+        assert first is not None
+
+        # When the first checkpoint is asked for by its id after a second turn
+        again = await ours.aget_tuple(first.config)
+
+        # Then that one comes back, not the latest
+        assert _comparable(again) == _comparable(first)
+
+
+async def test_a_closed_database_is_unavailable_not_a_driver_error(database_url: str) -> None:
+    async with checkpointer.saver_context(database_url) as ours:
+        assert isinstance(ours, checkpointer.Saver)
+        await ours.db.close()
+        with pytest.raises(errors.Unavailable):
+            await ours.aget_tuple(_config("t"))
