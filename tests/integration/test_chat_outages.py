@@ -134,3 +134,6 @@ async def test_an_answer_whose_write_meets_an_outage_is_stored_once_the_database
     )
     assert [m.role for m in stored] == ["user", "assistant"] and len(calls) == 2
     assert await repo.chat_busy_until(db, chat_id=chat_id) is None
+    # And so is the state the next turn reads (written with the answer, by the same retry)
+    saved = "SELECT count(*) FROM checkpoints WHERE thread_id = $1"
+    assert await db.fetchval(saved, chat.id) == 1

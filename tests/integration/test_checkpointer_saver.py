@@ -14,7 +14,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
 
 from lookout import errors
-from lookout.db import checkpointer
+from lookout.db import checkpointer, repo
 
 
 class _State(TypedDict, total=False):
@@ -103,3 +103,51 @@ async def test_a_closed_database_is_unavailable_not_a_driver_error(database_url:
         await ours.db.close()
         with pytest.raises(errors.Unavailable):
             await ours.aget_tuple(_config("t"))
+
+
+async def _checkpoints(db: asyncpg.Pool, thread: str) -> int:
+    return int(await db.fetchval("SELECT count(*) FROM checkpoints WHERE thread_id = $1", thread))
+
+
+async def test_a_deferred_write_is_stored_by_whoever_holds_it_and_reads_back_the_same(
+    database_url: str, db: asyncpg.Pool
+) -> None:
+    async with checkpointer.saver_context(database_url, db=db) as ours:
+        graph = _graph(ours)
+        await graph.ainvoke({"text": "first"}, _config("t"), durability="exit")
+
+        # When a turn runs within `deferring` its thread
+        with checkpointer.deferring("t") as deferred:
+            await graph.ainvoke({"text": "second"}, _config("t"), durability="exit")
+            # And another thread's turn runs in the same block
+            await graph.ainvoke({"text": "other"}, _config("u"), durability="exit")
+
+        # Then nothing of the deferred thread was stored, the other thread's was
+        assert await _checkpoints(db, "t") == 1 and await _checkpoints(db, "u") == 1
+        assert deferred.write is not None and deferred.write.thread_id == "t"
+
+        # And once stored (as the turn's release stores it), it reads back as a turn written
+        # at once would: both turns, with the first as its parent
+        await repo.put_checkpoint(db, deferred.write)
+        latest = await AsyncPostgresSaver(ours.conn).aget_tuple(_config("t"))
+        assert latest is not None and latest.parent_config is not None
+        seen = latest.checkpoint["channel_values"]["seen"]
+        assert [s["text"] for s in seen] == ["first", "second"]
+
+
+async def test_a_read_or_a_second_write_of_a_deferred_thread_stores_the_held_write_first(
+    database_url: str, db: asyncpg.Pool
+) -> None:
+    async with checkpointer.saver_context(database_url, db=db) as ours:
+        graph = _graph(ours)
+        with checkpointer.deferring("t") as deferred:
+            # When the thread is checkpointed, then read and checkpointed again in the block
+            await graph.ainvoke({"text": "first"}, _config("t"), durability="exit")
+            first = deferred.write
+            await graph.ainvoke({"text": "second"}, _config("t"), durability="exit")
+
+            # Then the first was stored before the read (which saw it), the second is held
+            assert first is not None and deferred.write is not None
+            stored = await db.fetchval("SELECT checkpoint_id FROM checkpoints")
+            assert stored == first.checkpoint_id == deferred.write.parent_id
+            assert deferred.write.checkpoint_id != first.checkpoint_id

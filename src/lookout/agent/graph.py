@@ -67,7 +67,11 @@ async def run(graph: Graph, ctx: TurnContext, text: str) -> None:
     """One turn on the chat's thread; only the final state is checkpointed (durability=exit)."""
     inputs: state.ChatState = {"input": text}
     await graph.ainvoke(inputs, config(ctx.chat_id), context=ctx, durability="exit")
-    # Older checkpoints are never read again; the sweep in agent.pruning keeps one per thread so
-    # turn 1,000 costs what turn 10 does (NOTES: 13.2 MB -> 0.16 MB for 40 turns).
-    if pruning.due(ctx.chat_id) and isinstance(graph.checkpointer, AsyncPostgresSaver):
-        await pruning.prune_now(graph.checkpointer, ctx.chat_id)
+
+
+async def prune_if_due(graph: Graph, chat_id: uuid.UUID) -> None:
+    """After a turn's checkpoint is stored: older checkpoints are never read again; the sweep in
+    agent.pruning keeps one per thread so turn 1,000 costs what turn 10 does (NOTES: 13.2 MB ->
+    0.16 MB for 40 turns), and every INLINE_EVERY-th turn of a process prunes its thread now."""
+    if pruning.due(chat_id) and isinstance(graph.checkpointer, AsyncPostgresSaver):
+        await pruning.prune_now(graph.checkpointer, chat_id)

@@ -52,9 +52,11 @@ async def release(
     message: repo.NewMessage | None = None,
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
     run_end: tuple[str, str | None] | None = None,
+    checkpoint: repo.CheckpointWrite | None = None,
 ) -> None:
     """Free the chat, writing `message` (the turn's closing one), the `settles` of its verb
-    calls and the end of its watch run (repo.release_chat_lease) in the same statement. While
+    calls, the end of its watch run and its LangGraph `checkpoint` (repo.release_chat_lease) in
+    the same statement. While
     the database is unreachable, keep trying until the lease would have expired anyway: a turn
     cut by a Postgres restart left its chat busy for up to a minute after Postgres was back
     (tests/reliability/test_faults_postgres.py)."""
@@ -63,7 +65,7 @@ async def release(
         try:
             released = await repo.release_chat_lease(
                 db, chat_id=chat_id, token=token, message=message, settles=settles,
-                run_end=run_end,
+                run_end=run_end, checkpoint=checkpoint,
             )  # fmt: skip
         except errors.Unavailable:
             if time.monotonic() + RELEASE_RETRY_S >= deadline:
@@ -77,12 +79,13 @@ async def release(
 
 @dataclasses.dataclass
 class Held:
-    """The block's hold on a lease: set `closing` to write that message (with `settles` and
-    `run_end`) with the release."""
+    """The block's hold on a lease: set `closing` to write that message (with `settles`,
+    `run_end` and `checkpoint`) with the release."""
 
     closing: repo.NewMessage | None = None
     settles: list[tuple[uuid.UUID, str, int]] = dataclasses.field(default_factory=list)
     run_end: tuple[str, str | None] | None = None
+    checkpoint: repo.CheckpointWrite | None = None
 
 
 @contextlib.asynccontextmanager
@@ -100,5 +103,5 @@ async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncI
         closing = held if held.closing is not None else Held()
         await asyncio.shield(release(
             db, chat_id, token, message=closing.closing, settles=closing.settles,
-            run_end=closing.run_end,
+            run_end=closing.run_end, checkpoint=closing.checkpoint,
         ))  # fmt: skip

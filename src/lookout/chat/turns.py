@@ -1,7 +1,7 @@
 """run_turn: the one way every turn runs, interactive or scheduled.
 
 lease + the user message → run the graph (thread = chat) → publish every part to the chat's
-stream → the answer + release the lease (if still ours) → finish.
+stream → the answer + its checkpoint + release the lease (if still ours) → finish.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.agent.context import TurnContext, WatchTools
 from lookout.chat import events, lease, parts
-from lookout.db import repo
+from lookout.db import checkpointer, repo
 from lookout.ops import instrument
 
 logger = logging.getLogger(__name__)
@@ -103,12 +103,15 @@ async def execute(
             )  # fmt: skip
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))
-            failed = await _run_graph(chat_graph, ctx, text)
-            # The answer and what its verb calls cost are stored with the release, at once.
+            with checkpointer.deferring(str(turn.chat.id)) as deferred:
+                failed = await _run_graph(chat_graph, ctx, text)
+            # The answer, what its verb calls cost and the state the next turn reads are stored
+            # with the release, at once.
             answer = parts.to_message_parts(emitted)
             held.closing = repo.NewMessage(
                 turn.message_id, "assistant", turn.source, answer, turn.run_id
             )
+            held.checkpoint = deferred.write
             held.settles = [(s.workspace_id, s.request_id, s.charged) for s in ctx.settlements]
             if turn.run_id is not None and run_end is not None:
                 held.run_end = run_end(emitted)
@@ -128,6 +131,7 @@ async def execute(
     if not failed:
         await emit(parts.finish())
     await publisher.drain()
+    await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
 
 

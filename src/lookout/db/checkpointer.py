@@ -10,10 +10,11 @@ write is three statements, and each call hopped to a thread to (de)serialize a f
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
 
 import asyncpg
@@ -61,11 +62,36 @@ class _IdleCheck:
             await AsyncConnectionPool.check_connection(conn)
 
 
+class Deferred:
+    """A turn's checkpoint write, kept to be stored with the turn's release (chat.turns)."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self.write: repo.CheckpointWrite | None = None
+
+
+_deferred: contextvars.ContextVar[Deferred | None] = contextvars.ContextVar(
+    "lookout_deferred_checkpoint", default=None
+)
+
+
+@contextlib.contextmanager
+def deferring(thread_id: str) -> Iterator[Deferred]:
+    """Within the block, the Saver keeps the thread's checkpoint write in the Deferred instead of
+    storing it: its caller stores it (repo.release_chat_lease) or it is lost with the turn."""
+    token = _deferred.set(Deferred(thread_id))
+    try:
+        yield _deferred.get()  # type: ignore[misc]
+    finally:
+        _deferred.reset(token)
+
+
 class Saver(AsyncPostgresSaver):
     """AsyncPostgresSaver whose latest-checkpoint read and checkpoint write use asyncpg.
 
     Same rows, same SQL (db/queries.sql: latest_checkpoint, put_checkpoint), same serializer;
     a Postgres outage surfaces as errors.Unavailable like every other statement of a turn.
+    Within `deferring`, a write is kept for the caller instead (one statement less a turn).
     """
 
     def __init__(self, conn_pool: AsyncConnectionPool, db: asyncpg.Pool) -> None:
@@ -73,10 +99,11 @@ class Saver(AsyncPostgresSaver):
         self.db = db
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        if get_checkpoint_id(config):  # a checkpoint by id: history, never a turn
-            return await super().aget_tuple(config)
         conf = config["configurable"]
         thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
+        await self._store_held(thread_id)  # a read sees every write before it
+        if get_checkpoint_id(config):  # a checkpoint by id: history, never a turn
+            return await super().aget_tuple(config)
         row = await repo.fetchrow(self.db, "latest_checkpoint", thread_id, namespace)
         if row is None:
             return None
@@ -116,19 +143,30 @@ class Saver(AsyncPostgresSaver):
             elif not (value is None or isinstance(value, str | int | float | bool)):
                 blobs[name] = inline.pop(name)
         versions = {name: v for name, v in new_versions.items() if name in blobs}
-        rows = self._dump_blobs(thread_id, namespace, blobs, versions)
-        await repo.execute(
-            self.db, "put_checkpoint", thread_id, namespace, checkpoint["id"],
-            conf.get("checkpoint_id"), {**checkpoint, "channel_values": inline},
-            get_serializable_checkpoint_metadata(config, metadata),
-            [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows],
+        write = repo.CheckpointWrite(
+            thread_id, namespace, checkpoint["id"], conf.get("checkpoint_id"),
+            {**checkpoint, "channel_values": inline},
+            dict(get_serializable_checkpoint_metadata(config, metadata)),
+            [row[2:] for row in self._dump_blobs(thread_id, namespace, blobs, versions)],
         )  # fmt: skip
+        deferred = _deferred.get()
+        if deferred is not None and deferred.thread_id == thread_id and not namespace:
+            await self._store_held(thread_id)  # a second checkpoint in one turn: the first now
+            deferred.write = write
+        else:
+            await repo.put_checkpoint(self.db, write)
         return {
             "configurable": {
                 "thread_id": thread_id, "checkpoint_ns": namespace,
                 "checkpoint_id": checkpoint["id"],
             }
         }  # fmt: skip
+
+    async def _store_held(self, thread_id: str) -> None:
+        deferred = _deferred.get()
+        if deferred is not None and deferred.thread_id == thread_id and deferred.write:
+            await repo.put_checkpoint(self.db, deferred.write)
+            deferred.write = None
 
 
 # LangGraph asks inspect.signature whether put_writes takes task_path on every run (1.4 % of a

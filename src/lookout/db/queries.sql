@@ -370,10 +370,12 @@ RETURNING id;
 -- With the end of the turn in the same statement ($3 null: none): its closing message, the
 -- settles of its verb calls
 -- (as close_reservation; $8..$10: workspace ids, request ids, credits charged), the end of its
--- watch run when known ($11 status, $12 error; run $7, as finish_run) and release_chat_lease.
+-- watch run when known ($11 status, $12 error; run $7, as finish_run), the turn's LangGraph
+-- checkpoint ($13..$22 as put_checkpoint's $1..$10; $13 null: none) and release_chat_lease.
 -- All but the release are written even when the lease was taken over (nothing the turn did is
 -- lost); retried, nothing is written twice (same message id, one close per request, a run
--- finishes once).
+-- finishes once, a checkpoint id is one row). The answer and the state the next turn reads are
+-- stored together or not at all.
 WITH message AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
     SELECT $3, c.id, c.workspace_id, $4, $5, $6, $7 FROM chats c
@@ -395,6 +397,19 @@ WITH message AS (
 ), finished AS (
     UPDATE automation_runs SET status = $11, error = $12, finished_at = now(), lease_until = NULL
     WHERE id = $7 AND $11::text IS NOT NULL AND status = 'running'
+), blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $13, $14, b.channel, b.version, b.type, b.blob
+    FROM unnest($19::text[], $20::text[], $21::text[], $22::bytea[])
+         AS b(channel, version, type, blob)
+    WHERE $13::text IS NOT NULL
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+), saved AS (
+    INSERT INTO checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    SELECT $13, $14, $15, $16, $17, $18 WHERE $13::text IS NOT NULL
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
 ), released AS (
     UPDATE chats SET ai_responding = false, responding_token = NULL, responding_until = NULL,
                      updated_at = now()

@@ -582,6 +582,34 @@ class NewMessage:
         return (message.id, message.role, message.source, message.parts, message.run_id)
 
 
+@dataclasses.dataclass(frozen=True)
+class CheckpointWrite:
+    """LangGraph's write of one checkpoint, as put_checkpoint's arguments (db.checkpointer)."""
+
+    thread_id: str
+    namespace: str
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: dict[str, Any]  # channel values not in blobs inline, as the library stores it
+    metadata: dict[str, Any]
+    blobs: list[tuple[str, str, str, bytes | None]]  # channel, version, type, serialized value
+
+    @staticmethod
+    def args_of(write: CheckpointWrite | None) -> tuple[Any, ...]:
+        """thread, namespace, id, parent id, checkpoint, metadata, blob columns (null: none)."""
+        if write is None:
+            return (None,) * 10
+        columns = [list(column) for column in zip(*write.blobs, strict=True)] or [[], [], [], []]
+        return (
+            write.thread_id, write.namespace, write.checkpoint_id, write.parent_id,
+            write.checkpoint, write.metadata, *columns,
+        )  # fmt: skip
+
+
+async def put_checkpoint(db: Executor, write: CheckpointWrite) -> None:
+    await execute(db, "put_checkpoint", *CheckpointWrite.args_of(write))
+
+
 async def acquire_chat_lease(
     db: Executor,
     *,
@@ -609,14 +637,20 @@ async def release_chat_lease(
     message: NewMessage | None = None,
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
     run_end: tuple[str, str | None] | None = None,
+    checkpoint: CheckpointWrite | None = None,
 ) -> bool:
     """Free the chat if this token holds it; with `message`, write it, `settles` (workspace,
-    request id, credits charged: as close_reservation's settle) and the end of the message's
-    watch run (`run_end`: status, error; as finish_run) too, in any case."""
-    assert message is not None or not (settles or run_end), "written with a closing message"
+    request id, credits charged: as close_reservation's settle), the end of the message's
+    watch run (`run_end`: status, error; as finish_run) and the turn's LangGraph `checkpoint`
+    (as put_checkpoint) too, in any case."""
+    with_message = (settles, run_end, checkpoint)
+    assert message is not None or not any(with_message), "written with a closing message"
     columns = [list(column) for column in zip(*settles, strict=True)] or [[], [], []]
     status, error = run_end if run_end is not None else (None, None)
-    args = (*NewMessage.args_of(message), *columns, status, error)
+    args = (
+        *NewMessage.args_of(message), *columns, status, error,
+        *CheckpointWrite.args_of(checkpoint),
+    )  # fmt: skip
     return await fetchval(db, "release_chat_lease", chat_id, token, *args) is not None
 
 
