@@ -274,6 +274,10 @@ async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
     assert sorted([first, second]) == ["duplicate", "succeeded"]
     assert len(await answers(db, watch.chat_id)) == 1
     assert skipped == "skipped"
+    # And the skipped run stored no question (no message without the lease), the chat is free
+    asked = "SELECT count(*) FROM chat_messages WHERE chat_id = $1 AND role = 'user'"
+    assert await db.fetchval(asked, watch.chat_id) == 1
+    assert await repo.chat_busy_until(db, chat_id=watch.chat_id) is None
 
 
 async def test_a_run_with_nothing_to_notify_is_finished_with_its_answer(
@@ -336,26 +340,23 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
     principal = Principal(
         kind="system", workspace_id=tenant.workspace.id, role="owner", user_id=tenant.user.id
     )
+
+    async def ask(text: str) -> None:
+        begun = await turns.begin(in_process.services, chat, text, source="automation")
+        await turns.execute(in_process.services, in_process.graph, begun, text, principal)
+
     sizes = []
     most_rows = 0
     for turn in range(200):
         page["lines"] = ["Soup of the day", f"Special number {turn}"]
-        await turns.run_turn(
-            in_process.services,
-            in_process.graph,
-            chat,
-            f"what is on {page['url']}",
-            principal,
-            source="automation",
-        )
+        await ask(f"what is on {page['url']}")
         size = await db.fetchrow(THREAD_SIZE, str(chat.id))
         most_rows = max(most_rows, size["rows"])
         if turn in (10, 199):
             sizes.append(size)
     # One more turn leaves an older checkpoint, which the once-a-minute sweep (as the
     # maintenance actor runs it) finds and drops
-    await turns.run_turn(in_process.services, in_process.graph, chat,
-                         f"what is on {page['url']}", principal, source="automation")  # fmt: skip
+    await ask(f"what is on {page['url']}")
     assert (await db.fetchrow(THREAD_SIZE, str(chat.id)))["rows"] == 2
     assert await pruning.sweep(in_process.services.db, in_process.saver) >= 1
     swept = await db.fetchrow(THREAD_SIZE, str(chat.id))

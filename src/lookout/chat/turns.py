@@ -1,7 +1,8 @@
-"""run_turn: the one way every turn runs, interactive or scheduled.
+"""begin + execute: the one way every turn runs, interactive or scheduled.
 
-lease + the user message → run the graph (thread = chat) → publish every part to the chat's
-stream → the answer + its checkpoint + release the lease (if still ours) → finish.
+lease + the user message (begin; a scheduled turn's come with the claim of its run, see
+watches.runner) → run the graph (thread = chat) → publish every part to the chat's stream → the
+answer + its checkpoint + release the lease (if still ours) → finish.
 """
 
 from __future__ import annotations
@@ -147,22 +148,3 @@ async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bo
         await ctx.emit(parts.error("internal", "Something went wrong on our side; try again."))
         return True
     return False
-
-
-async def run_turn(
-    services: Services,
-    chat_graph: graph.Graph,
-    chat: repo.Chat,
-    text: str,
-    principal: Principal,
-    *,
-    source: str,
-    run_id: uuid.UUID | None = None,
-    watches: WatchFactory | None = None,
-    run_end: RunEnd | None = None,
-) -> list[parts.Part]:
-    """begin + execute in one call (the worker's way); Busy when the chat is answering."""
-    turn = await begin(services, chat, text, source=source, run_id=run_id)
-    return await execute(
-        services, chat_graph, turn, text, principal, watches=watches, run_end=run_end
-    )

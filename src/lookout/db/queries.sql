@@ -524,25 +524,49 @@ WHERE a.id = u.id;
 -- name: claim_run
 -- queued → running, once: a duplicate delivery of the message finds nothing to claim. In the
 -- same round trip, what the worker reads next: the watch, its chat (in the watch's workspace)
--- and its creator's role there, NULL where one is gone.
+-- and its creator's role there, NULL where one is gone. And when the watch is enabled, its chat
+-- there and its creator may spend (editor, owner: runner._creator), the turn begins: the chat's
+-- lease taken as acquire_chat_lease takes it ($3 token, $4 seconds) and the watch's message
+-- stored as the turn's question ($5 its id, parts as turns.begin makes them). chat_leased says
+-- whether it did (false with all three: the chat is answering another message).
 WITH run AS (
     UPDATE automation_runs SET status = 'running', attempts = attempts + 1, started_at = now(),
                                lease_until = now() + make_interval(secs => $2)
     WHERE id = $1 AND status = 'queued'
     RETURNING id, automation_id, workspace_id, scheduled_for, manual, attempts
+), claimed AS (
+    SELECT run.id, run.automation_id, run.workspace_id, run.scheduled_for, run.manual,
+           run.attempts,
+           a.id AS a_id, a.workspace_id AS a_workspace_id, a.created_by AS a_created_by,
+           a.trigger AS a_trigger, a.action AS a_action, a.enabled AS a_enabled,
+           a.next_run_at AS a_next_run_at, a.notify AS a_notify, a.created_at AS a_created_at,
+           a.updated_at AS a_updated_at,
+           c.id AS c_id, c.workspace_id AS c_workspace_id, c.created_by AS c_created_by,
+           c.title AS c_title, c.created_at AS c_created_at, c.updated_at AS c_updated_at,
+           m.role AS creator_role
+    FROM run
+    LEFT JOIN automations a ON a.id = run.automation_id
+    LEFT JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid
+                     AND c.workspace_id = a.workspace_id
+    LEFT JOIN memberships m ON m.workspace_id = a.workspace_id AND m.user_id = a.created_by
+), leased AS (
+    UPDATE chats SET ai_responding = true, responding_token = $3,
+                     responding_until = now() + make_interval(secs => $4)
+    FROM claimed
+    WHERE chats.id = claimed.c_id AND claimed.a_enabled
+      AND claimed.creator_role IN ('editor', 'owner')
+      AND (NOT chats.ai_responding OR chats.responding_until < now())
+    RETURNING chats.id, chats.workspace_id
+), question AS (
+    INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
+    SELECT $5, leased.id, leased.workspace_id, 'user', 'automation',
+           jsonb_build_array(jsonb_build_object(
+               'type', 'text', 'text', claimed.a_action ->> 'message')),
+           claimed.id
+    FROM leased, claimed
+    ON CONFLICT DO NOTHING
 )
-SELECT run.id, run.automation_id, run.workspace_id, run.scheduled_for, run.manual, run.attempts,
-       a.id AS a_id, a.workspace_id AS a_workspace_id, a.created_by AS a_created_by,
-       a.trigger AS a_trigger, a.action AS a_action, a.enabled AS a_enabled,
-       a.next_run_at AS a_next_run_at, a.notify AS a_notify, a.created_at AS a_created_at,
-       a.updated_at AS a_updated_at,
-       c.id AS c_id, c.workspace_id AS c_workspace_id, c.created_by AS c_created_by,
-       c.title AS c_title, c.created_at AS c_created_at, c.updated_at AS c_updated_at,
-       m.role AS creator_role
-FROM run
-LEFT JOIN automations a ON a.id = run.automation_id
-LEFT JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid AND c.workspace_id = a.workspace_id
-LEFT JOIN memberships m ON m.workspace_id = a.workspace_id AND m.user_id = a.created_by;
+SELECT claimed.*, EXISTS (SELECT 1 FROM leased) AS chat_leased FROM claimed;
 
 -- name: finish_run
 UPDATE automation_runs SET status = $2, error = $3, finished_at = now(), lease_until = NULL

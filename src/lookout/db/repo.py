@@ -832,16 +832,27 @@ _R = TypeVar("_R", bound=Row)
 
 @dataclasses.dataclass(frozen=True)
 class ClaimedRun:
-    """A run just claimed, with its watch, the watch's chat and its creator's role (or None)."""
+    """A run just claimed, with its watch, the watch's chat and its creator's role (or None),
+    and whether its turn began (the chat's lease taken with the question stored)."""
 
     run: Run
     automation: Automation | None
     chat: Chat | None
     creator_role: str | None
+    chat_leased: bool
 
 
-async def claim_run(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> ClaimedRun | None:
-    row = await fetchrow(db, "claim_run", run_id, lease_s)
+async def claim_run(
+    db: Executor,
+    *,
+    run_id: uuid.UUID,
+    lease_s: float,
+    chat_token: uuid.UUID,
+    chat_lease_s: float,
+    question_id: uuid.UUID,
+) -> ClaimedRun | None:
+    """Claim the run and, when its watch may run, begin its turn (see the query)."""
+    row = await fetchrow(db, "claim_run", run_id, lease_s, chat_token, chat_lease_s, question_id)
     run = Run.from_row(row)
     if row is None or run is None:
         return None
@@ -850,6 +861,7 @@ async def claim_run(db: Executor, *, run_id: uuid.UUID, lease_s: float) -> Claim
         automation=_prefixed(Automation, row, "a_"),
         chat=_prefixed(Chat, row, "c_"),
         creator_role=row["creator_role"],
+        chat_leased=row["chat_leased"],
     )
 
 

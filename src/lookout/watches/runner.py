@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import uuid
 
-from lookout import errors, heartbeat
+from lookout import heartbeat
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.agent import graph
-from lookout.chat import notices, parts, turns
+from lookout.chat import lease, notices, parts, turns
 from lookout.db import repo
 from lookout.notify import deliveries
 from lookout.ops import instrument
@@ -23,8 +23,13 @@ OUT_OF_CREDITS = "insufficient_credits"
 @instrument.watch_run
 async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
     """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
-    # One round trip: the claim, the watch, its chat and its creator's role.
-    claimed = await repo.claim_run(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
+    # One round trip: the claim, the watch, its chat, its creator's role and, when it may run,
+    # the start of its turn (the chat's lease and the question).
+    chat_token = uuid.uuid4()
+    claimed = await repo.claim_run(
+        services.db, run_id=run_id, lease_s=RUN_LEASE_S, chat_token=chat_token,
+        chat_lease_s=lease.LEASE_S, question_id=uuid.uuid4(),
+    )  # fmt: skip
     if claimed is None:
         return "duplicate"
 
@@ -32,14 +37,14 @@ async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID
         await repo.renew_run_lease(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
 
     async with heartbeat.beating(RUN_LEASE_S / 3, renew):
-        status, error, finished = await _run(services, chat_graph, claimed)
+        status, error, finished = await _run(services, chat_graph, claimed, chat_token)
     if not finished:
         await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
     return status
 
 
 async def _run(
-    services: Services, chat_graph: graph.Graph, claimed: repo.ClaimedRun
+    services: Services, chat_graph: graph.Graph, claimed: repo.ClaimedRun, chat_token: uuid.UUID
 ) -> tuple[str, str | None, bool]:
     """(status, error, whether the run is already finished: by its turn's last statement)."""
     run, automation, chat = claimed.run, claimed.automation, claimed.chat
@@ -53,13 +58,13 @@ async def _run(
         reason = "the person who started it no longer belongs to this workspace or may not spend"
         await _pause(services, automation, chat, reason)
         return "failed", f"Watch stopped: {reason}.", False
-    try:
-        emitted = await turns.run_turn(
-            services, chat_graph, chat, str(automation.action["message"]), principal,
-            source="automation", run_id=run.id, run_end=_settled_by_parts,
-        )  # fmt: skip
-    except errors.Busy:
+    if not claimed.chat_leased:
         return "skipped", "The chat was answering another message.", False
+    turn = turns.Turn(uuid.uuid4(), chat, chat_token, uuid.uuid4(), "automation", run.id)
+    emitted = await turns.execute(
+        services, chat_graph, turn, str(automation.action["message"]), principal,
+        run_end=_settled_by_parts,
+    )  # fmt: skip
     if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
         return *_outcome(emitted), True
     if _out_of_credits(emitted):
