@@ -133,7 +133,9 @@ async def test_a_run_whose_creator_may_no_longer_spend_pauses_the_watch_without_
     # Then it fails, the watch is disabled and the chat says why, with no question asked in it
     # (the claim began no turn) and the chat left free
     assert status == "failed"
-    error = await db.fetchval("SELECT error FROM automation_runs WHERE automation_id = $1", watch.id)
+    error = await db.fetchval(
+        "SELECT error FROM automation_runs WHERE automation_id = $1", watch.id
+    )
     assert "no longer belongs to this workspace or may not spend" in error
     after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert after is not None and after.enabled is False
