@@ -151,3 +151,22 @@ async def test_a_read_or_a_second_write_of_a_deferred_thread_stores_the_held_wri
             stored = await db.fetchval("SELECT checkpoint_id FROM checkpoints")
             assert stored == first.checkpoint_id == deferred.write.parent_id
             assert deferred.write.checkpoint_id != first.checkpoint_id
+
+
+async def test_a_prefetched_read_answers_the_first_read_of_its_thread_only(
+    database_url: str, db: asyncpg.Pool
+) -> None:
+    async with checkpointer.saver_context(database_url, db=db) as ours:
+        await _graph(ours).ainvoke({"text": "first"}, _config("t"), durability="exit")
+        row = await repo.fetchrow(db, "latest_checkpoint", "t", "")
+        assert row is not None
+        stored = _comparable(await ours.aget_tuple(_config("t")))
+
+        # A prefetched row answers the first read of its thread (here: "none yet", to tell)
+        with checkpointer.deferring("t", checkpointer.Prefetched(None)):
+            assert await ours.aget_tuple(_config("u")) is None  # another thread: the table
+            assert await ours.aget_tuple(_config("t")) is None
+            assert _comparable(await ours.aget_tuple(_config("t"))) == stored  # then the table
+        # And a real prefetched row reads as the table does
+        with checkpointer.deferring("t", checkpointer.Prefetched(dict(row))):
+            assert _comparable(await ours.aget_tuple(_config("t"))) == stored

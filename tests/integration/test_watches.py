@@ -486,3 +486,96 @@ async def test_a_removed_creators_watch_stops_with_a_message(
     assert status == "failed"
     assert after is not None and after.enabled is False
     assert "paused watching" in (await answers(db, watch.chat_id))[0]
+
+
+async def test_the_claim_reads_the_checkpoint_the_saver_would_and_the_turn_uses_it(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    in_process: InProcess,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a watch that ran twice (its thread holds checkpoints)
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"])
+    services, chat_graph = in_process.services, in_process.graph
+    for _ in range(2):
+        run_id = await manual_run(db, watch)
+        assert run_id is not None
+        assert await runner.execute(services, chat_graph, run_id) == "succeeded"
+
+    # When a third run is claimed
+    run_id = await manual_run(db, watch)
+    assert run_id is not None
+    token = uuid.uuid4()
+    claimed = await repo.claim_run(
+        db, run_id=run_id, lease_s=60, chat_token=token, chat_lease_s=60, question_id=uuid.uuid4()
+    )
+    assert claimed is not None and claimed.chat_leased
+    await lease.release(db, watch.chat_id, token)
+
+    # Then it read what the saver's own query reads for the thread
+    latest = await repo.fetchrow(db, "latest_checkpoint", str(watch.chat_id), "")
+    assert latest is not None and claimed.checkpoint == dict(latest)
+
+    # And a claimed turn reads its checkpoint from the claim, not with a query of its own
+    reads: list[str] = []
+    fetchrow = repo.fetchrow
+
+    async def counted(pool: Any, name: str, *args: Any) -> Any:
+        reads.append(name)
+        return await fetchrow(pool, name, *args)
+
+    monkeypatch.setattr(repo, "fetchrow", counted)
+    page["lines"] = ["Soup of the day", "Something new"]
+    run_id = await manual_run(db, watch)
+    assert run_id is not None
+    assert await runner.execute(services, chat_graph, run_id) == "succeeded"
+    assert "latest_checkpoint" not in reads and "claim_run" in reads
+    said = await answers(db, watch.chat_id)
+    assert len(said) == 3 and "Changed since" in said[-1], said[-1]
+    assert isinstance(in_process.graph.checkpointer, checkpointer.Saver)
+
+
+async def test_a_run_claimed_while_a_turn_ends_on_its_chat_begins_its_turn_on_its_own(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    page: dict[str, Any],
+    in_process: InProcess,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lookout.chat import turns
+
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"])
+    services, chat_graph = in_process.services, in_process.graph
+    begun: list[uuid.UUID] = []
+    begin = turns.begin
+
+    async def counted(*args: Any, **kwargs: Any) -> turns.Turn:
+        turn = await begin(*args, **kwargs)
+        begun.append(turn.id)
+        return turn
+
+    monkeypatch.setattr(turns, "begin", counted)
+    run_id = await manual_run(db, watch)
+    assert run_id is not None
+
+    # Given the chat's row held by a transaction that changes it (as a turn's release does)
+    async with db.acquire() as conn:
+        ending = conn.transaction()
+        await ending.start()
+        await conn.execute("UPDATE chats SET updated_at = now() WHERE id = $1", watch.chat_id)
+        # When the run is claimed meanwhile, and the transaction commits
+        running = asyncio.create_task(runner.execute(services, chat_graph, run_id))
+        await asyncio.sleep(0.3)
+        assert not running.done()
+        await ending.commit()
+    status = await running
+
+    # Then the claim took no lease on the changed row; the turn began on its own and ran
+    assert status == "succeeded" and len(begun) == 1
+    assert len(await answers(db, watch.chat_id)) == 1
+    assert await repo.chat_busy_until(db, chat_id=watch.chat_id) is None

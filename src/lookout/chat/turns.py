@@ -46,6 +46,8 @@ class Turn:
     message_id: uuid.UUID
     source: str
     run_id: uuid.UUID | None = None
+    # The thread's latest checkpoint when the statement that took the lease read it too.
+    checkpoint: checkpointer.Prefetched | None = None
 
 
 def check_text(text: object) -> str:
@@ -104,7 +106,7 @@ async def execute(
             )  # fmt: skip
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))
-            with checkpointer.deferring(str(turn.chat.id)) as deferred:
+            with checkpointer.deferring(str(turn.chat.id), turn.checkpoint) as deferred:
                 failed = await _run_graph(chat_graph, ctx, text)
             # The answer, what its verb calls cost and the state the next turn reads are stored
             # with the release, at once.

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import inspect
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 import asyncpg
@@ -62,11 +63,20 @@ class _IdleCheck:
             await AsyncConnectionPool.check_connection(conn)
 
 
-class Deferred:
-    """A turn's checkpoint write, kept to be stored with the turn's release (chat.turns)."""
+@dataclasses.dataclass(frozen=True)
+class Prefetched:
+    """A thread's latest checkpoint row read with the turn's lease (None: the thread has none)."""
 
-    def __init__(self, thread_id: str) -> None:
+    row: Mapping[str, Any] | None
+
+
+class Deferred:
+    """A turn's checkpoint I/O carried by its lease statements (chat.turns): the read, when the
+    lease statement made it (`prefetched`), and the write, kept to be stored with the release."""
+
+    def __init__(self, thread_id: str, prefetched: Prefetched | None) -> None:
         self.thread_id = thread_id
+        self.prefetched = prefetched
         self.write: repo.CheckpointWrite | None = None
 
 
@@ -76,10 +86,11 @@ _deferred: contextvars.ContextVar[Deferred | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def deferring(thread_id: str) -> Iterator[Deferred]:
+def deferring(thread_id: str, prefetched: Prefetched | None = None) -> Iterator[Deferred]:
     """Within the block, the Saver keeps the thread's checkpoint write in the Deferred instead of
-    storing it: its caller stores it (repo.release_chat_lease) or it is lost with the turn."""
-    token = _deferred.set(Deferred(thread_id))
+    storing it: its caller stores it (repo.release_chat_lease) or it is lost with the turn. Its
+    first read of the thread's latest checkpoint is `prefetched`, when given."""
+    token = _deferred.set(Deferred(thread_id, prefetched))
     try:
         yield _deferred.get()  # type: ignore[misc]
     finally:
@@ -104,7 +115,12 @@ class Saver(AsyncPostgresSaver):
         await self._store_held(thread_id)  # a read sees every write before it
         if get_checkpoint_id(config):  # a checkpoint by id: history, never a turn
             return await super().aget_tuple(config)
-        row = await repo.fetchrow(self.db, "latest_checkpoint", thread_id, namespace)
+        deferred = _deferred.get()
+        row: Mapping[str, Any] | None
+        if deferred and deferred.prefetched and deferred.thread_id == thread_id and not namespace:
+            row, deferred.prefetched = deferred.prefetched.row, None  # read once, then the table
+        else:
+            row = await repo.fetchrow(self.db, "latest_checkpoint", thread_id, namespace)
         if row is None:
             return None
         if row["checkpoint"]["v"] < 4 and row["parent_checkpoint_id"]:
@@ -152,7 +168,7 @@ class Saver(AsyncPostgresSaver):
         deferred = _deferred.get()
         if deferred is not None and deferred.thread_id == thread_id and not namespace:
             await self._store_held(thread_id)  # a second checkpoint in one turn: the first now
-            deferred.write = write
+            deferred.write, deferred.prefetched = write, None
         else:
             await repo.put_checkpoint(self.db, write)
         return {

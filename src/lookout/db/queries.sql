@@ -528,7 +528,10 @@ WHERE a.id = u.id;
 -- there and its creator may spend (editor, owner: runner._creator), the turn begins: the chat's
 -- lease taken as acquire_chat_lease takes it ($3 token, $4 seconds) and the watch's message
 -- stored as the turn's question ($5 its id, parts as turns.begin makes them). chat_leased says
--- whether it did (false with all three: the chat is answering another message).
+-- whether it did: false when the chat is answering another message, or when its row changed
+-- after this statement's snapshot (a turn that just ended: then begin the turn on its own, so
+-- the checkpoint read here is never older than the lease). With the lease, the thread's latest
+-- LangGraph checkpoint (cp_*: latest_checkpoint's columns; cp_checkpoint_id null: none yet).
 WITH run AS (
     UPDATE automation_runs SET status = 'running', attempts = attempts + 1, started_at = now(),
                                lease_until = now() + make_interval(secs => $2)
@@ -556,7 +559,31 @@ WITH run AS (
     WHERE chats.id = claimed.c_id AND claimed.a_enabled
       AND claimed.creator_role IN ('editor', 'owner')
       AND (NOT chats.ai_responding OR chats.responding_until < now())
+      AND chats.updated_at = claimed.c_updated_at
     RETURNING chats.id, chats.workspace_id
+), latest AS (
+    SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata,
+        (
+            SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
+            FROM jsonb_each_text(checkpoint -> 'channel_versions')
+            JOIN checkpoint_blobs bl
+                ON bl.thread_id = checkpoints.thread_id
+                AND bl.checkpoint_ns = checkpoints.checkpoint_ns
+                AND bl.channel = jsonb_each_text.key
+                AND bl.version = jsonb_each_text.value
+        ) AS channel_values,
+        (
+            SELECT array_agg(array[cw.task_id::text::bytea, cw.channel::bytea, cw.type::bytea,
+                                   cw.blob, convert_to(cw.task_path, 'UTF8'),
+                                   cw.idx::text::bytea])
+            FROM checkpoint_writes cw
+            WHERE cw.thread_id = checkpoints.thread_id
+                AND cw.checkpoint_ns = checkpoints.checkpoint_ns
+                AND cw.checkpoint_id = checkpoints.checkpoint_id
+        ) AS pending_writes
+    FROM checkpoints
+    WHERE thread_id = (SELECT id::text FROM leased) AND checkpoint_ns = ''
+    ORDER BY checkpoint_id DESC LIMIT 1
 ), question AS (
     INSERT INTO chat_messages (id, chat_id, workspace_id, role, source, parts, run_id)
     SELECT $5, leased.id, leased.workspace_id, 'user', 'automation',
@@ -566,7 +593,12 @@ WITH run AS (
     FROM leased, claimed
     ON CONFLICT DO NOTHING
 )
-SELECT claimed.*, EXISTS (SELECT 1 FROM leased) AS chat_leased FROM claimed;
+SELECT claimed.*, EXISTS (SELECT 1 FROM leased) AS chat_leased,
+       latest.thread_id AS cp_thread_id, latest.checkpoint AS cp_checkpoint,
+       latest.checkpoint_ns AS cp_checkpoint_ns, latest.checkpoint_id AS cp_checkpoint_id,
+       latest.parent_checkpoint_id AS cp_parent_checkpoint_id, latest.metadata AS cp_metadata,
+       latest.channel_values AS cp_channel_values, latest.pending_writes AS cp_pending_writes
+FROM claimed LEFT JOIN latest ON true;
 
 -- name: finish_run
 UPDATE automation_runs SET status = $2, error = $3, finished_at = now(), lease_until = NULL
@@ -764,7 +796,8 @@ RETURNING *;
 -- name: latest_checkpoint
 -- LangGraph's checkpointer read of a thread's latest checkpoint (AsyncPostgresSaver.SELECT_SQL
 -- + its WHERE), through our pool: the library's own read through psycopg was ~12 % of a worker's
--- CPU. tests/integration/test_checkpointer_pool.py holds it equal to the library's answer.
+-- CPU. tests/integration/test_checkpointer_saver.py holds it equal to the library's answer;
+-- claim_run reads the same (its `latest`), checked the same way.
 SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata,
     (
         SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])

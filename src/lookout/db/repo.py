@@ -840,6 +840,9 @@ class ClaimedRun:
     chat: Chat | None
     creator_role: str | None
     chat_leased: bool
+    # With the lease: the thread's latest checkpoint row, as latest_checkpoint reads it (None:
+    # the thread has none yet).
+    checkpoint: dict[str, Any] | None
 
 
 async def claim_run(
@@ -862,15 +865,21 @@ async def claim_run(
         chat=_prefixed(Chat, row, "c_"),
         creator_role=row["creator_role"],
         chat_leased=row["chat_leased"],
+        checkpoint=_unprefixed(row, "cp_", "checkpoint_id"),
     )
 
 
 def _prefixed(cls: type[_R], row: asyncpg.Record, prefix: str) -> _R | None:
     """The `prefix`-named columns of a joined row as a `cls`; None when the join found none."""
-    if row[prefix + "id"] is None:
+    found = _unprefixed(row, prefix, "id")
+    return None if found is None else cls(**found)
+
+
+def _unprefixed(row: asyncpg.Record, prefix: str, key: str) -> dict[str, Any] | None:
+    """The `prefix`-named columns of a joined row, unprefixed; None when `key`'s is null."""
+    if row[prefix + key] is None:
         return None
-    found = {key.removeprefix(prefix): val for key, val in row.items() if key.startswith(prefix)}
-    return cls(**found)
+    return {name.removeprefix(prefix): val for name, val in row.items() if name.startswith(prefix)}
 
 
 async def finish_run(db: Executor, *, run_id: uuid.UUID, status: str, error: str | None) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from lookout import heartbeat
+from lookout import errors, heartbeat
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.chat import lease, notices, parts, turns
-from lookout.db import repo
+from lookout.db import checkpointer, repo
 from lookout.notify import deliveries
 from lookout.ops import instrument
 
@@ -24,7 +24,7 @@ OUT_OF_CREDITS = "insufficient_credits"
 async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
     """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
     # One round trip: the claim, the watch, its chat, its creator's role and, when it may run,
-    # the start of its turn (the chat's lease and the question).
+    # the start of its turn (the chat's lease, the question and the thread's checkpoint).
     chat_token = uuid.uuid4()
     claimed = await repo.claim_run(
         services.db, run_id=run_id, lease_s=RUN_LEASE_S, chat_token=chat_token,
@@ -58,13 +58,20 @@ async def _run(
         reason = "the person who started it no longer belongs to this workspace or may not spend"
         await _pause(services, automation, chat, reason)
         return "failed", f"Watch stopped: {reason}.", False
-    if not claimed.chat_leased:
-        return "skipped", "The chat was answering another message.", False
-    turn = turns.Turn(uuid.uuid4(), chat, chat_token, uuid.uuid4(), "automation", run.id)
+    text = str(automation.action["message"])
+    if claimed.chat_leased:
+        turn = turns.Turn(
+            uuid.uuid4(), chat, chat_token, uuid.uuid4(), "automation", run.id,
+            checkpoint=checkpointer.Prefetched(claimed.checkpoint),
+        )  # fmt: skip
+    else:  # the chat is busy, or a turn just ended on it: begin this one on its own
+        try:
+            turn = await turns.begin(services, chat, text, source="automation", run_id=run.id)
+        except errors.Busy:
+            return "skipped", "The chat was answering another message.", False
     emitted = await turns.execute(
-        services, chat_graph, turn, str(automation.action["message"]), principal,
-        run_end=_settled_by_parts,
-    )  # fmt: skip
+        services, chat_graph, turn, text, principal, run_end=_settled_by_parts
+    )
     if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
         return *_outcome(emitted), True
     if _out_of_credits(emitted):
