@@ -36,8 +36,16 @@ def cmd_web(args: argparse.Namespace) -> int:
     multiproc.prepare(settings)  # before prometheus_client is imported
     logs.configure(settings.log_format, settings.log_level)
     loops.install(settings)
-    web.run_app(app.create_app(settings), host=settings.host, port=settings.port, print=None)
+    application = app.create_app(settings)
+    application.on_startup.append(_freeze_heap)  # after the cleanup contexts opened the pools
+    web.run_app(application, host=settings.host, port=settings.port, print=None)
     return 0
+
+
+async def _freeze_heap(_: object) -> None:
+    from lookout import loops
+
+    loops.freeze_heap()
 
 
 def _bin(name: str) -> str:

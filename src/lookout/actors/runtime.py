@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from dramatiq.asyncio import get_event_loop_thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from lookout import redis_client
+from lookout import loops, redis_client
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.capabilities import fetch
@@ -90,6 +90,7 @@ class Resources(dramatiq.Middleware):
         _state = State(
             settings=settings, db=db, saver=saver, redis=redis, http=http, graph=graph.build(saver)
         )
+        loops.freeze_heap()
         loop = type(asyncio.get_running_loop())
         logger.info("worker resources open on %s.%s", loop.__module__, loop.__qualname__)
 
