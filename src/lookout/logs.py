@@ -35,13 +35,19 @@ _REDACTIONS = (
 )
 
 
-# A substring every redaction needs: most lines have none and skip the six substitutions.
-_MAYBE_SECRET = re.compile(r"(?i)lk_|bearer|basic|lookout_session|passw|secret|token|api_?key|://")
+# A substring every redaction needs (in lower case): most lines have none and skip the six
+# substitutions. Plain `in` tests on the lowered line: the one case-insensitive alternation
+# regex they replace took 18 us a line, as long as formatting the rest of it.
+_MAYBE_SECRET = (
+    "lk_", "bearer", "basic", "lookout_session", "passw", "secret", "token", "apikey", "api_key",
+    "://",
+)  # fmt: skip
 
 
 def redact(text: str) -> str:
     """`text` with API keys, bearer tokens, session cookies, passwords and URL passwords masked."""
-    if not _MAYBE_SECRET.search(text):
+    lowered = text.lower()
+    if not any(word in lowered for word in _MAYBE_SECRET):
         return text
     for pattern, replacement in _REDACTIONS:
         text = pattern.sub(replacement, text)
