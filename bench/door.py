@@ -57,7 +57,7 @@ def serve_page(port: int) -> None:
 
 def serve_bare(port: int) -> None:
     """The same executor on the same page, with none of the door around it."""
-    from lookout import capabilities
+    from lookout import capabilities, loops
     from lookout.capabilities import fetch, registry
     from lookout.settings import Settings
 
@@ -79,8 +79,12 @@ def serve_bare(port: int) -> None:
             app[HTTP] = session
             yield
 
+    async def freeze(_: web.Application) -> None:
+        loops.freeze_heap()  # as `lookout web` does once open
+
     app = web.Application()
     app.cleanup_ctx.append(http_ctx)
+    app.on_startup.append(freeze)
     app.router.add_post("/v1/web/scrape", handle)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
@@ -90,7 +94,7 @@ def serve_door(port: int) -> None:
     from lookout.settings import Settings
 
     web.run_app(
-        app.create_app(Settings.from_env()),
+        app.create_app(Settings.from_env(), freeze_heap=True),
         host="127.0.0.1",
         port=port,
         print=None,

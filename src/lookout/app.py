@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from lookout import appkeys, broker, middleware, redis_client, routes
+from lookout import appkeys, broker, loops, middleware, redis_client, routes
 from lookout.access import keys
 from lookout.agent import graph
 from lookout.capabilities import fetch
@@ -70,7 +70,9 @@ async def _turns_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.wait(running, timeout=TURN_SHUTDOWN_GRACE_S)
 
 
-def create_app(settings: Settings) -> web.Application:
+def create_app(settings: Settings, *, freeze_heap: bool = False) -> web.Application:
+    """The web process's app. `freeze_heap`: once open, put the heap out of the collector's reach
+    (loops.freeze_heap; for a process that serves one app, not a test session)."""
     app = web.Application(
         middlewares=[ops_http.observe, middleware.error_middleware, ops_http.bind_ids],
         client_max_size=settings.max_body_bytes,
@@ -83,4 +85,10 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.extend([_db_ctx, _redis_ctx, _http_ctx, _graph_ctx, _turns_ctx])
     routes.setup_routes(app)
     app.on_shutdown.append(shutdown.drain)  # before cleanup: pools are still open
+    if freeze_heap:
+        app.on_startup.append(_freeze_heap)  # after the cleanup contexts opened everything
     return app
+
+
+async def _freeze_heap(_: web.Application) -> None:
+    loops.freeze_heap()

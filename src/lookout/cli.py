@@ -36,16 +36,9 @@ def cmd_web(args: argparse.Namespace) -> int:
     multiproc.prepare(settings)  # before prometheus_client is imported
     logs.configure(settings.log_format, settings.log_level)
     loops.install(settings)
-    application = app.create_app(settings)
-    application.on_startup.append(_freeze_heap)  # after the cleanup contexts opened the pools
+    application = app.create_app(settings, freeze_heap=True)
     web.run_app(application, host=settings.host, port=settings.port, print=None)
     return 0
-
-
-async def _freeze_heap(_: object) -> None:
-    from lookout import loops
-
-    loops.freeze_heap()
 
 
 def _bin(name: str) -> str:
