@@ -56,10 +56,9 @@ async def release(
 ) -> None:
     """Free the chat, writing `message` (the turn's closing one), the `settles` of its verb
     calls, the end of its watch run and its LangGraph `checkpoint` (repo.release_chat_lease) in
-    the same statement. While
-    the database is unreachable, keep trying until the lease would have expired anyway: a turn
-    cut by a Postgres restart left its chat busy for up to a minute after Postgres was back
-    (tests/reliability/test_faults_postgres.py)."""
+    the same statement. While the database is unreachable, keep trying until the lease would
+    have expired anyway: a turn cut by a Postgres restart left its chat busy for up to a minute
+    after Postgres was back (tests/reliability/test_faults_postgres.py)."""
     deadline = time.monotonic() + LEASE_S
     while True:
         try:

@@ -3,8 +3,10 @@
 Its tables, migrations, serializer, pruning and every rarely used call are the library's, over
 its psycopg pool. The two calls every turn makes (read the thread's latest checkpoint, write the
 new one) go through our asyncpg pool instead, one statement each: through psycopg they were
-~25 % of a worker's CPU in a scheduled turn (py-spy --gil on bench/versus.py: the pipelined
-write is three statements, and each call hopped to a thread to (de)serialize a few KB).
+~15 % of a worker's CPU in a scheduled turn (py-spy --gil on bench/versus.py: the pipelined
+write is three statements, and each call hopped to a thread to (de)serialize a few KB). A turn
+carries both in its lease statements (`deferring`, chat.turns): the write is stored with its
+answer when the lease is released, and a scheduled turn's read comes with the claim of its run.
 """
 
 from __future__ import annotations
