@@ -1,6 +1,6 @@
 """Benchmark: Lookout side by side with changedetection.io, then Lookout's cost of scale.
 
-    .venv/bin/python bench/versus.py [--pages 1000] [--cycles 3]
+    .venv/bin/python bench/versus.py [--pages 1000] [--cycles 5]
         [--scale 100:50,1000:5,10000:1] [--skip-scale] [--check]
 
 Side by side, same machine, same run: one local server process serves --pages pages; each is
@@ -183,7 +183,7 @@ async def side_by_side(args: argparse.Namespace, dsn: str, redis_url: str) -> bo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
-    parser.add_argument("--cycles", type=int, default=3, help="measured cycles (after warm-up)")
+    parser.add_argument("--cycles", type=int, default=5, help="measured cycles (after warm-up)")
     parser.add_argument("--scale", default="100:50,1000:5,10000:1", help="SIZE:CYCLES,...")
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
