@@ -248,6 +248,26 @@ async def test_dispatch_claims_in_batches(
     assert len(await dispatch.dispatch_due(db)) == 7
 
 
+async def test_a_batch_that_straddles_a_fire_moves_the_watch_past_it(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, page: dict[str, Any]
+) -> None:
+    # Given a watch every 5 minutes due at its last fire, and a batch whose `now` was read just
+    # before that fire (its claim runs just after)
+    tenant = await tenant_factory()
+    watch = await make_watch(db, settings, tenant, page["url"], cron="*/5 * * * *")
+    fire = await db.fetchval(
+        "UPDATE automations SET next_run_at = date_bin('5 minutes', now(), '2000-01-01')"
+        " WHERE id = $1 RETURNING next_run_at", watch.id,
+    )  # fmt: skip
+    created, claimed = await dispatch.claim_batch(db, fire - dt.timedelta(milliseconds=5))
+
+    # Then the watch moved to the fire after that one, and nothing is left to claim again
+    after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
+    assert (len(created), claimed) == (1, 1)
+    assert after is not None and after.next_run_at == fire + dt.timedelta(minutes=5)
+    assert await dispatch.claim_batch(db, dt.datetime.now(dt.UTC)) == ([], 0)
+
+
 async def test_a_run_delivered_twice_executes_once_and_a_busy_chat_is_skipped(
     db: asyncpg.Pool,
     settings: Settings,

@@ -25,8 +25,14 @@ QUEUED_EXPIRY = dt.timedelta(minutes=30)
 
 
 async def claim_batch(db: asyncpg.Pool, now: dt.datetime) -> tuple[list[uuid.UUID], int]:
-    """(new run ids, automations claimed) for one batch, in one transaction."""
-    next_fire = functools.cache(lambda cron, tz: schedule.next_fire(cron, tz, now))
+    """(new run ids, automations claimed) for one batch, in one transaction.
+
+    Each watch moves to its first fire after `now` and after the fire just claimed: `now` is
+    read before the transaction, so a batch that straddles a fire (`now` just before it, the
+    claim just after) would otherwise set the watch back to that fire and the next batch would
+    claim it again (200 such claims, stopped only by the unique run key, in one run of
+    tests/reliability/test_faults_schedulers.py)."""
+    next_fire = functools.cache(lambda cron, tz, after: schedule.next_fire(cron, tz, after))
     async with repo.transaction(db) as conn:
         due = await repo.claim_due_automations(conn, limit=BATCH)
         if not due:
@@ -40,8 +46,10 @@ async def claim_batch(db: asyncpg.Pool, now: dt.datetime) -> tuple[list[uuid.UUI
             scheduled_for=[row["next_run_at"] for row in due],
         )
         nexts = [
-            next_fire(row["trigger"]["cron"], row["trigger"].get("timezone", "UTC")) for row in due
-        ]
+            next_fire(row["trigger"]["cron"], row["trigger"].get("timezone", "UTC"),
+                      max(now, row["next_run_at"]))
+            for row in due
+        ]  # fmt: skip
         await repo.advance_automations(conn, automation_ids=ids, next_run_at=nexts)
     return run_ids, len(due)
 
