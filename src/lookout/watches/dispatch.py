@@ -32,7 +32,7 @@ async def claim_batch(db: asyncpg.Pool, now: dt.datetime) -> tuple[list[uuid.UUI
     claim just after) would otherwise set the watch back to that fire and the next batch would
     claim it again (200 such claims, stopped only by the unique run key, in one run of
     tests/reliability/test_faults_schedulers.py)."""
-    next_fire = functools.cache(lambda cron, tz, after: schedule.next_fire(cron, tz, after))
+    next_fire = functools.cache(schedule.next_fire)
     async with repo.transaction(db) as conn:
         due = await repo.claim_due_automations(conn, limit=BATCH)
         if not due:
