@@ -136,6 +136,15 @@ async def manual_run(db: asyncpg.Pool, watch: repo.Automation) -> uuid.UUID | No
     )
 
 
+async def executed(
+    db: asyncpg.Pool, in_process: InProcess, watch: repo.Automation
+) -> tuple[uuid.UUID, str]:
+    """A manual run of the watch, executed in this process: (run id, final status)."""
+    run_id = await manual_run(db, watch)
+    assert run_id is not None
+    return run_id, await runner.execute(in_process.services, in_process.graph, run_id)
+
+
 THREAD_SIZE = """
 SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = $1) AS rows,
        (SELECT coalesce(sum(length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1)
@@ -311,10 +320,7 @@ async def test_a_run_with_nothing_to_notify_is_finished_with_its_answer(
     # Given a watch whose first run saw the page, and runs that record how they were finished
     tenant = await tenant_factory()
     watch = await make_watch(db, settings, tenant, page["url"])
-    services, chat_graph = in_process.services, in_process.graph
-    first = await manual_run(db, watch)
-    assert first is not None
-    await runner.execute(services, chat_graph, first)
+    await executed(db, in_process, watch)
     finished_apart: list[uuid.UUID] = []
     finish_run = repo.finish_run
 
@@ -325,13 +331,10 @@ async def test_a_run_with_nothing_to_notify_is_finished_with_its_answer(
     monkeypatch.setattr(repo, "finish_run", recorded)
 
     # When a run finds no change, and then one finds a change (notifications to prepare)
-    unchanged = await manual_run(db, watch)
-    assert unchanged is not None
-    assert await runner.execute(services, chat_graph, unchanged) == "succeeded"
+    unchanged, unchanged_status = await executed(db, in_process, watch)
     page["lines"] = ["Soup of the day", "Apple tart"]
-    changed = await manual_run(db, watch)
-    assert changed is not None
-    assert await runner.execute(services, chat_graph, changed) == "succeeded"
+    changed, changed_status = await executed(db, in_process, watch)
+    assert unchanged_status == changed_status == "succeeded"
 
     # Then both end succeeded; the unchanged one in the statement that stored its answer, the
     # changed one after its notifications were prepared
@@ -498,14 +501,20 @@ async def test_a_removed_creators_watch_stops_with_a_message(
     tenant = await tenant_factory()
     watch = await make_watch(db, settings, tenant, page["url"])
     await db.execute("UPDATE memberships SET role = 'viewer' WHERE user_id = $1", tenant.user.id)
-    run_id = await manual_run(db, watch)
-    assert run_id is not None
-    status = await runner.execute(in_process.services, in_process.graph, run_id)
+    run_id, status = await executed(db, in_process, watch)
 
     after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert status == "failed"
     assert after is not None and after.enabled is False
     assert "paused watching" in (await answers(db, watch.chat_id))[0]
+    error = await db.fetchval("SELECT error FROM automation_runs WHERE id = $1", run_id)
+    assert "no longer belongs to this workspace or may not spend" in error
+    # And no question was asked in the chat (the claim began no turn), which is left free
+    roles = await db.fetch(
+        "SELECT role FROM chat_messages WHERE chat_id = $1 ORDER BY seq", watch.chat_id
+    )
+    assert [r["role"] for r in roles] == ["assistant"]
+    assert await repo.chat_busy_until(db, chat_id=watch.chat_id) is None
 
 
 async def test_the_claim_reads_the_checkpoint_the_saver_would_and_the_turn_uses_it(
@@ -519,11 +528,8 @@ async def test_the_claim_reads_the_checkpoint_the_saver_would_and_the_turn_uses_
     # Given a watch that ran twice (its thread holds checkpoints)
     tenant = await tenant_factory()
     watch = await make_watch(db, settings, tenant, page["url"])
-    services, chat_graph = in_process.services, in_process.graph
     for _ in range(2):
-        run_id = await manual_run(db, watch)
-        assert run_id is not None
-        assert await runner.execute(services, chat_graph, run_id) == "succeeded"
+        assert (await executed(db, in_process, watch))[1] == "succeeded"
 
     # When a third run is claimed
     run_id = await manual_run(db, watch)
@@ -549,9 +555,7 @@ async def test_the_claim_reads_the_checkpoint_the_saver_would_and_the_turn_uses_
 
     monkeypatch.setattr(repo, "fetchrow", counted)
     page["lines"] = ["Soup of the day", "Something new"]
-    run_id = await manual_run(db, watch)
-    assert run_id is not None
-    assert await runner.execute(services, chat_graph, run_id) == "succeeded"
+    assert (await executed(db, in_process, watch))[1] == "succeeded"
     assert "latest_checkpoint" not in reads and "claim_run" in reads
     said = await answers(db, watch.chat_id)
     assert len(said) == 3 and "Changed since" in said[-1], said[-1]

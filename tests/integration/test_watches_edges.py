@@ -114,34 +114,3 @@ async def test_a_run_of_a_stopped_watch_is_skipped_and_one_whose_chat_is_gone_fa
     }
     after = await repo.get_automation(db, automation_id=orphan.id, workspace_id=orphan.workspace_id)
     assert after is not None and after.enabled is False
-
-
-async def test_a_run_whose_creator_may_no_longer_spend_pauses_the_watch_without_asking(
-    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site, run_now: Any
-) -> None:
-    # Given a watch whose creator became a viewer of its workspace
-    tenant = await tenant_factory(credits=10)
-    watch = await make_watch(db, settings, tenant, site.url("/demoted"))
-    await db.execute(
-        "UPDATE memberships SET role = 'viewer' WHERE workspace_id = $1 AND user_id = $2",
-        tenant.workspace.id, tenant.user.id,
-    )  # fmt: skip
-
-    # When a run executes
-    status = await run_now(watch)
-
-    # Then it fails, the watch is disabled and the chat says why, with no question asked in it
-    # (the claim began no turn) and the chat left free
-    assert status == "failed"
-    error = await db.fetchval(
-        "SELECT error FROM automation_runs WHERE automation_id = $1", watch.id
-    )
-    assert "no longer belongs to this workspace or may not spend" in error
-    after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
-    assert after is not None and after.enabled is False
-    roles = await db.fetch(
-        "SELECT role FROM chat_messages WHERE chat_id = $1 ORDER BY seq", watch.chat_id
-    )
-    assert [r["role"] for r in roles] == ["assistant"]
-    assert "paused watching" in (await answers(db, watch.chat_id))[-1]
-    assert await repo.chat_busy_until(db, chat_id=watch.chat_id) is None
