@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -225,4 +226,60 @@ async def test_stale_reservations_are_released(
 
     assert await credits.release_stale(db) == 1
     assert await credits.release_stale(db) == 0
+    assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 10
+
+
+async def test_the_stale_reservation_sweep_reads_from_its_mark_on(
+    tenant_factory: TenantFactory, db: asyncpg.Pool
+) -> None:
+    from lookout.access import credits
+
+    tenant = await tenant_factory(credits=10)
+
+    async def reserve(hold_s: float) -> None:
+        await credits.reserve(
+            db, workspace_id=tenant.workspace.id, request_id=str(uuid.uuid4()), amount=1,
+            verb="web.scrape", actor="test", hold_s=hold_s,
+        )  # fmt: skip
+
+    # Given a pass that refunded all it found: its mark is 10 minutes before it
+    sweep = credits.StaleSweep()
+    await reserve(hold_s=-1)
+    assert await credits.release_stale(db, sweep) == 1
+    assert sweep.mark > dt.datetime.now(dt.UTC) - dt.timedelta(minutes=11)
+
+    # When a reservation turns up with a deadline before the mark (a clock an hour behind)
+    await reserve(hold_s=-3600)
+    await reserve(hold_s=-1)
+
+    # Then the process's next pass does not read back that far; a new process's first does
+    assert await credits.release_stale(db, sweep) == 1
+    assert await credits.release_stale(db, credits.StaleSweep()) == 1
+    assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 10
+
+
+async def test_a_full_stale_pass_moves_the_mark_only_to_where_it_stopped(
+    tenant_factory: TenantFactory, db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lookout.access import credits
+
+    monkeypatch.setattr(credits, "STALE_BATCH", 2)
+    tenant = await tenant_factory(credits=10)
+    for hold_s in (-300, -200, -100):  # three stale reservations, oldest first
+        await credits.reserve(
+            db, workspace_id=tenant.workspace.id, request_id=str(uuid.uuid4()), amount=1,
+            verb="web.scrape", actor="test", hold_s=hold_s,
+        )  # fmt: skip
+    sweep = credits.StaleSweep()
+
+    deadlines = await db.fetch(
+        "SELECT deadline FROM credit_ledger WHERE workspace_id = $1 AND kind = 'reserve'"
+        " ORDER BY deadline",
+        tenant.workspace.id,
+    )
+
+    assert await credits.release_stale(db, sweep) == 2
+    assert sweep.mark == deadlines[1]["deadline"]
+    assert await credits.release_stale(db, sweep) == 1
+    assert await credits.release_stale(db, sweep) == 0
     assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 10

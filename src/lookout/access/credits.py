@@ -19,6 +19,7 @@ from lookout.db import repo
 logger = logging.getLogger(__name__)
 
 STALE_BATCH = 500
+STALE_MARGIN = dt.timedelta(minutes=10)
 
 
 async def reserve(
@@ -83,13 +84,31 @@ async def refund(db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str) 
     )
 
 
-async def release_stale(db: asyncpg.Pool) -> int:
-    """Refund reservations whose deadline passed with nothing closing them (a crashed process)."""
-    stale = await repo.list_stale_reservations(db, limit=STALE_BATCH)
-    for workspace_id, request_id in stale:
+@dataclasses.dataclass
+class StaleSweep:
+    """A process's place in the stale-reservation sweep: every reservation with a deadline before
+    `mark` was closed when a pass last looked. Reservations are never deleted: without a mark,
+    every pass would read every reservation ever made."""
+
+    mark: dt.datetime = repo.NEVER
+
+
+async def release_stale(db: asyncpg.Pool, sweep: StaleSweep | None = None) -> int:
+    """Refund reservations whose deadline passed with nothing closing them (a crashed process).
+
+    With `sweep`, the pass reads deadlines from its mark on and moves it: after refunding all it
+    found, to STALE_MARGIN before the pass began (deadlines are written from other processes'
+    clocks: that is the skew allowed); after a full batch, to the deadline it stopped at.
+    """
+    sweep = sweep or StaleSweep()
+    started = dt.datetime.now(dt.UTC)
+    stale = await repo.list_stale_reservations(db, limit=STALE_BATCH, since=sweep.mark)
+    for workspace_id, request_id, _ in stale:
         await refund(db, workspace_id=workspace_id, request_id=request_id)
     if stale:
         logger.warning("refunded %d stale reservation(s)", len(stale))
+    reached = stale[-1][2] if len(stale) == STALE_BATCH else started - STALE_MARGIN
+    sweep.mark = max(sweep.mark, reached)
     return len(stale)
 
 

@@ -28,7 +28,7 @@ async def run_job(job_id: str) -> None:
 @dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("* * * * *"))
 async def recover_jobs() -> None:
     """Re-enqueue jobs a dead worker left behind; refund reservations nothing closed."""
-    state = runtime.current().services
-    for job_id in await job_runner.recover_lost(state):
+    state = runtime.current()
+    for job_id in await job_runner.recover_lost(state.services):
         run_job.send(str(job_id))
-    await credits.release_stale(state.db)
+    await credits.release_stale(state.db, state.stale_sweep)

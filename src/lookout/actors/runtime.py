@@ -16,6 +16,7 @@ from dramatiq.asyncio import get_event_loop_thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout import loops, redis_client
+from lookout.access import credits
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.capabilities import fetch
@@ -33,6 +34,7 @@ class State:
     redis: aioredis.Redis
     http: aiohttp.ClientSession
     graph: graph.Graph
+    stale_sweep: credits.StaleSweep = dataclasses.field(default_factory=credits.StaleSweep)
 
     @property
     def services(self) -> Services:

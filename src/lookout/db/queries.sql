@@ -172,9 +172,12 @@ SELECT (sum(-amount) FILTER (WHERE kind IN ('reserve', 'settle', 'refund')))::bi
 FROM credit_ledger WHERE workspace_id = $1 AND request_id = $2;
 
 -- name: list_stale_reservations
--- Reservations past their deadline that nothing closed (a crashed process); at most $1 per pass.
-SELECT r.workspace_id, r.request_id FROM credit_ledger r
-WHERE r.kind = 'reserve' AND r.deadline < now()
+-- Reservations past their deadline that nothing closed (a crashed process), oldest first; at
+-- most $1 per pass, deadlines from $2 on (the sweeper's mark: every reservation with an earlier
+-- deadline is known closed. Reservations are never deleted: without it, every pass would read
+-- every reservation ever made).
+SELECT r.workspace_id, r.request_id, r.deadline FROM credit_ledger r
+WHERE r.kind = 'reserve' AND r.deadline < now() AND r.deadline >= $2
   AND NOT EXISTS (
       SELECT 1 FROM credit_ledger c
       WHERE c.workspace_id = r.workspace_id AND c.request_id = r.request_id

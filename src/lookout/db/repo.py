@@ -14,6 +14,7 @@ import asyncpg
 from lookout.db import pool, queries
 
 Executor: TypeAlias = asyncpg.Pool | asyncpg.Connection
+NEVER = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)  # before any row of ours
 
 
 @dataclasses.dataclass(frozen=True)
@@ -289,9 +290,13 @@ async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) 
     return int(row["charged"])
 
 
-async def list_stale_reservations(db: Executor, *, limit: int) -> list[tuple[uuid.UUID, str]]:
-    rows = await fetch(db, "list_stale_reservations", limit)
-    return [(row["workspace_id"], row["request_id"]) for row in rows]
+async def list_stale_reservations(
+    db: Executor, *, limit: int, since: dt.datetime = NEVER
+) -> list[tuple[uuid.UUID, str, dt.datetime]]:
+    """(workspace, request id, deadline) of open reservations with a deadline in [since, now),
+    oldest first."""
+    rows = await fetch(db, "list_stale_reservations", limit, since)
+    return [(row["workspace_id"], row["request_id"], row["deadline"]) for row in rows]
 
 
 async def recent_ledger(db: Executor, *, workspace_id: uuid.UUID, limit: int) -> list[LedgerEntry]:
