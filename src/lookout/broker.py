@@ -5,8 +5,12 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
+import threading
+from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
@@ -23,8 +27,48 @@ PERIODIQ_SKIP_DELAY_S = 50
 _current: tuple[str, dramatiq.Broker] | None = None
 
 
-def build(settings: Settings) -> RedisBroker:
-    broker = RedisBroker(url=settings.redis_url)  # type: ignore[no-untyped-call]
+ENQUEUE_BATCH = 500  # messages a pipelined round trip
+
+
+class Broker(RedisBroker):
+    """Dramatiq's Redis broker, plus `enqueue_many`: what `enqueue` does for each message (same
+    middleware hooks, same Lua script), sent in pipelined batches. The dispatcher enqueues every
+    due run each minute; one round trip a message cost ~150 us of CPU each (bench/versus.py:
+    2.6 s to enqueue 10,000), ~40 us pipelined.
+
+    A batch that fails to send leaves its runs queued, as a failed `send` does: the dispatcher
+    enqueues runs still queued after a minute again.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._local = threading.local()
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+    # Dramatiq's enqueue reads its Lua script from `scripts` each call: inside enqueue_many,
+    # this thread reads one bound to the batch's pipeline; every other thread the broker's own.
+    @property
+    def scripts(self) -> dict[str, Any]:
+        return getattr(self._local, "scripts", None) or self._scripts
+
+    @scripts.setter
+    def scripts(self, value: dict[str, Any]) -> None:
+        self._scripts = value
+
+    def enqueue_many(self, messages: Sequence[dramatiq.Message[Any]]) -> None:
+        for start in range(0, len(messages), ENQUEUE_BATCH):
+            pipeline = self.client.pipeline(transaction=False)
+            dispatch = functools.partial(self._scripts["dispatch"], client=pipeline)
+            self._local.scripts = {**self._scripts, "dispatch": dispatch}
+            try:
+                for message in messages[start : start + ENQUEUE_BATCH]:
+                    self.enqueue(message)
+            finally:
+                del self._local.scripts
+            pipeline.execute()
+
+
+def build(settings: Settings) -> Broker:
+    broker = Broker(url=settings.redis_url)
     broker.add_middleware(AsyncIO())
     broker.add_middleware(PeriodiqMiddleware(skip_delay=PERIODIQ_SKIP_DELAY_S))
     broker.add_middleware(runtime.Resources(settings))

@@ -1,0 +1,71 @@
+"""The broker's pipelined enqueue: what `enqueue` does for each message, many a round trip."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import dramatiq
+import pytest
+import redis
+
+from lookout import broker, logs
+from lookout.actors import watches as watch_actors
+from lookout.settings import Settings
+
+QUEUE = "dramatiq:watches"
+
+
+def _queued(client: redis.Redis) -> list[dramatiq.Message[Any]]:
+    ids = client.lrange(QUEUE, 0, -1)
+    return [dramatiq.Message.decode(body) for body in client.hmget(f"{QUEUE}.msgs", ids)]
+
+
+def test_a_batch_enqueues_each_run_as_send_does(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(broker, "ENQUEUE_BATCH", 2)  # 5 runs: batches of 2, 2 and 1
+    broker.setup(settings)
+    run_ids = [uuid.uuid4() for _ in range(5)]
+
+    logs.bind(request_id="req-dispatch")  # before_enqueue carries it into each message
+    try:
+        watch_actors.send_all(run_ids)
+    finally:
+        logs.clear()
+
+    client = redis.Redis.from_url(settings.redis_url)
+    queued = _queued(client)
+    client.close()
+    assert sorted(message.args[0] for message in queued) == sorted(map(str, run_ids))
+    assert {message.actor_name for message in queued} == {"chat_message"}
+    assert {message.options["request_id"] for message in queued} == {"req-dispatch"}
+    assert len({message.options["redis_message_id"] for message in queued}) == 5
+
+
+def test_another_threads_send_during_a_batch_goes_out_at_once(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed = broker.setup(settings)
+    client = redis.Redis.from_url(settings.redis_url)
+    seen: list[int] = []
+    started = threading.Event()
+    emit_before = installed.emit_before
+
+    def meanwhile(signal: str, *args: Any) -> None:
+        # The batch's first message (its pipeline unsent): a plain send from another thread
+        if signal == "enqueue" and not started.is_set():
+            started.set()
+            other = threading.Thread(target=watch_actors.chat_message.send, args=("other",))
+            other.start()
+            other.join()
+            seen.append(client.llen(QUEUE))
+        emit_before(signal, *args)
+
+    monkeypatch.setattr(installed, "emit_before", meanwhile)
+    watch_actors.send_all([uuid.uuid4() for _ in range(3)])
+
+    assert seen == [1]  # the other thread's message was in Redis before the batch was sent
+    assert client.llen(QUEUE) == 4
+    client.close()
