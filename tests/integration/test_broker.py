@@ -69,3 +69,17 @@ def test_another_threads_send_during_a_batch_goes_out_at_once(
     assert seen == [1]  # the other thread's message was in Redis before the batch was sent
     assert client.llen(QUEUE) == 4
     client.close()
+
+
+def test_turn_and_job_queues_poll_promptly_when_idle(settings: Settings) -> None:
+    # An idle consumer backs off to one poll per worker timeout (Dramatiq's default, 1 s)
+    installed = broker.setup(settings)
+    timeouts = {
+        queue: installed.consume(queue, prefetch=1, timeout=1000).timeout  # type: ignore[attr-defined]
+        for queue in ("watches", "jobs", "notify", "dispatch", "watches.DQ")
+    }
+
+    assert timeouts == {
+        "watches": broker.PROMPT_POLL_MS, "jobs": broker.PROMPT_POLL_MS,
+        "notify": 1000, "dispatch": 1000, "watches.DQ": 1000,
+    }  # fmt: skip
