@@ -57,19 +57,24 @@ def cpu_seconds(roots: Iterable[int]) -> float:
     return total / _TICK
 
 
-def pss_bytes(roots: Iterable[int]) -> int:
-    total = 0
+def memory_bytes(roots: Iterable[int]) -> tuple[int, int]:
+    """(RSS, PSS) summed over the trees. Summed RSS counts a page shared by several processes
+    (a forked worker's, Postgres's shared buffers) once a process; PSS splits it between them."""
+    rss = pss = 0
     for pid in tree(roots):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup") as handle:
             for line in handle:
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1]) * 1024
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
                     break
-    return total
+    return rss, pss
 
 
 class Meter:
-    """CPU seconds used and peak memory of some process trees between start() and stop().
+    """CPU seconds used and peak memory (summed PSS; summed RSS in `peak_rss`) of some process
+    trees between start() and stop().
 
     Memory is sampled every `interval_s` and at stop. Reading PSS makes the kernel walk each
     process's page tables: ~10 ms for Lookout's worker tree, ~9 for Postgres (more with its
@@ -82,6 +87,7 @@ class Meter:
         self.roots = list(roots)
         self.interval_s = interval_s
         self.peak = 0
+        self.peak_rss = 0
         self.cpu = 0.0
         self._cpu0 = 0.0
         self._done = threading.Event()
@@ -89,7 +95,8 @@ class Meter:
 
     def start(self) -> Meter:
         self._cpu0 = cpu_seconds(self.roots)
-        self.peak = pss_bytes(self.roots)
+        self.peak = self.peak_rss = 0
+        self._measure()
         self._done.clear()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -100,10 +107,14 @@ class Meter:
         self._done.set()
         if self._thread is not None:
             self._thread.join()
-        self.peak = max(self.peak, pss_bytes(self.roots))
+        self._measure()
         self.cpu = cpu_seconds(self.roots) - self._cpu0
         return self.cpu, self.peak
 
     def _sample(self) -> None:
         while not self._done.wait(self.interval_s):
-            self.peak = max(self.peak, pss_bytes(self.roots))
+            self._measure()
+
+    def _measure(self) -> None:
+        rss, pss = memory_bytes(self.roots)
+        self.peak, self.peak_rss = max(self.peak, pss), max(self.peak_rss, rss)
