@@ -57,9 +57,6 @@ class Broker(RedisBroker):
         self._scripts = value
 
     def enqueue_many(self, messages: Sequence[dramatiq.Message[Any]]) -> None:
-        """Every batch is built before the first is sent: workers start on the first batch at
-        once, and the building would then share the CPU with their turns."""
-        pipelines = []
         for start in range(0, len(messages), ENQUEUE_BATCH):
             pipeline = self.client.pipeline(transaction=False)
             dispatch = functools.partial(self._scripts["dispatch"], client=pipeline)
@@ -69,8 +66,6 @@ class Broker(RedisBroker):
                     self.enqueue(message)
             finally:
                 del self._local.scripts
-            pipelines.append(pipeline)
-        for pipeline in pipelines:
             pipeline.execute()
 
     def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 5000) -> Any:
