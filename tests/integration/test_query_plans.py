@@ -57,6 +57,17 @@ def _whole_reads(plan: dict[str, Any]) -> list[str]:
     return whole + [read for child in plan.get("Plans", []) for read in _whole_reads(child)]
 
 
+def _release_args(run: uuid.UUID, workspace: uuid.UUID, request_id: str) -> tuple[object, ...]:
+    """A turn's end as release_chat_lease takes it: message, one settle, run end, checkpoint."""
+    chat = uuid.uuid4()
+    return (
+        chat, uuid.uuid4(), uuid.uuid4(), "assistant", "automation", "[]", run,
+        [workspace], [request_id], [1], "succeeded", None,
+        str(chat), "", "cp-2", "cp-1", "{}", "{}", ["pages", "turns"], ["2", "2"],
+        ["msgpack", "msgpack"], [b"", b""],
+    )  # fmt: skip
+
+
 async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url: str) -> None:
     conn = await asyncpg.connect(database_url)
     try:
@@ -65,14 +76,9 @@ async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url:
         await conn.execute(_CROWD, workspace, automation)
         run = await conn.fetchval("SELECT id FROM automation_runs WHERE status = 'running' LIMIT 1")
         job = await conn.fetchval("SELECT id FROM jobs WHERE status = 'queued' LIMIT 1")
-        chat, token = uuid.uuid4(), uuid.uuid4()
         lookups = {
             "close_reservation": (workspace, "req-7", "settle", 1),
-            "release_chat_lease": (
-                chat, token, uuid.uuid4(), "assistant", "automation", "[]", run,
-                [workspace], ["req-7"], [1], "succeeded", None,
-                str(chat), "", "cp-2", "cp-1", "{}", "{}", ["turns"], ["2"], ["msgpack"], [b""],
-            ),
+            "release_chat_lease": _release_args(run, workspace, "req-7"),
             "finish_run": (run, "succeeded", None),
             "renew_run_lease": (run, 60.0),
             "claim_job": (job, 60.0),
@@ -86,17 +92,6 @@ async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url:
         await conn.close()
 
     assert whole == {name: [] for name in lookups}
-
-
-def _release_args() -> tuple[object, ...]:
-    """A turn's end as release_chat_lease takes it: message, one settle, run end, checkpoint."""
-    chat = uuid.uuid4()
-    return (
-        chat, uuid.uuid4(), uuid.uuid4(), "assistant", "automation", "[]", uuid.uuid4(),
-        [uuid.uuid4()], [f"req-{uuid.uuid4()}"], [1], "succeeded", None,
-        str(chat), "", "cp-2", "cp-1", "{}", "{}", ["pages", "turns"], ["2", "2"],
-        ["msgpack", "msgpack"], [b"", b""],
-    )  # fmt: skip
 
 
 async def test_a_turns_release_is_planned_once_not_on_every_call(database_url: str) -> None:
@@ -113,7 +108,9 @@ async def test_a_turns_release_is_planned_once_not_on_every_call(database_url: s
         await conn.execute("ANALYZE")
         async with conn.transaction():
             for _ in range(10):
-                await conn.fetchval(sql, *_release_args())
+                await conn.fetchval(
+                    sql, *_release_args(uuid.uuid4(), workspace, f"r-{uuid.uuid4()}")
+                )
             plans = await conn.fetchrow(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
                 " WHERE statement = $1",
