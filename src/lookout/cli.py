@@ -126,8 +126,7 @@ def cmd_admin(args: argparse.Namespace) -> int:
         from lookout.watches import dispatch
 
         broker.setup(_settings())
-        run_ids = await dispatch.dispatch_due(db) + await dispatch.stuck_runs(db)
-        await asyncio.to_thread(watch_actors.send_all, run_ids)
+        run_ids = await dispatch.dispatch(db, watch_actors.send_all)
         print(f"enqueued {len(run_ids)} watch run(s)")
         return 0
 

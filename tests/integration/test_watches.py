@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
+import itertools
+import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import asyncpg
@@ -229,32 +232,124 @@ async def test_missed_fires_coalesce_into_one_run(
     assert now < after.next_run_at <= now + dt.timedelta(minutes=5)
 
 
+async def due_watches(db: asyncpg.Pool, settings: Settings, tenant: Tenant, count: int) -> None:
+    """`count` watches, each on its own chat, all due."""
+    for _ in range(count):
+        chat = await repo.insert_chat(
+            db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title=""
+        )
+        await service.create(
+            db, settings, owner(tenant), chat=chat, message="what is on https://a.example",
+            cadence="0 * * * *",
+        )  # fmt: skip
+    await db.execute("UPDATE automations SET next_run_at = now() - interval '1 minute'")
+
+
+Claimed = tuple[list[uuid.UUID], int]  # what dispatch.claim_batch returns
+
+
+def hook_claims(
+    monkeypatch: pytest.MonkeyPatch,
+    hook: Callable[[int, Callable[[], Awaitable[Claimed]]], Awaitable[Claimed]],
+) -> None:
+    """Route the dispatcher's n-th batch claim through hook(n, the claim)."""
+    claim_batch, claims = dispatch.claim_batch, itertools.count(1)
+
+    async def hooked(db: asyncpg.Pool, now: dt.datetime) -> Claimed:
+        return await hook(next(claims), functools.partial(claim_batch, db, now))
+
+    monkeypatch.setattr(dispatch, "claim_batch", hooked)
+
+
 async def test_dispatch_claims_in_batches(
     db: asyncpg.Pool,
     settings: Settings,
     tenant_factory: TenantFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    tenant = await tenant_factory()
-    chats = [
-        await repo.insert_chat(
-            db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title=""
-        )
-        for _ in range(7)
-    ]
-    for chat in chats:
-        await service.create(
-            db,
-            settings,
-            owner(tenant),
-            chat=chat,
-            message="what is on https://a.example",
-            cadence="0 * * * *",
-        )
-    await db.execute("UPDATE automations SET next_run_at = now() - interval '1 minute'")
+    await due_watches(db, settings, await tenant_factory(), 7)
     monkeypatch.setattr(dispatch, "BATCH", 3)
 
     assert len(await dispatch.dispatch_due(db)) == 7
+
+
+async def test_each_batch_is_sent_while_the_next_is_claimed(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given 7 due watches claimed 3 a batch; the second claim waits (at most 5 s) for the first
+    # send to begin, and the first send for the second claim to end
+    await due_watches(db, settings, await tenant_factory(), 7)
+    monkeypatch.setattr(dispatch, "BATCH", 3)
+    send_began, second_claimed = threading.Event(), threading.Event()
+    saw: dict[str, bool] = {}
+
+    async def second_claim(n: int, claim: Callable[[], Awaitable[Claimed]]) -> Claimed:
+        if n != 2:
+            return await claim()
+        saw["claim 2: send 1 began"] = await asyncio.to_thread(send_began.wait, 5)
+        claimed = await claim()
+        second_claimed.set()
+        return claimed
+
+    hook_claims(monkeypatch, second_claim)
+    sent: list[list[uuid.UUID]] = []
+
+    def send(run_ids: list[uuid.UUID]) -> None:
+        if not sent:
+            send_began.set()
+            saw["send 1: claim 2 ended"] = second_claimed.wait(5)
+        sent.append(run_ids)
+
+    # When the dispatcher runs
+    run_ids = await dispatch.dispatch(db, send)
+
+    # Then the second batch was claimed while the first was being sent, and every run was
+    # sent once, in the order claimed
+    assert saw == {"claim 2: send 1 began": True, "send 1: claim 2 ended": True}
+    assert [len(batch) for batch in sent] == [3, 3, 1]
+    assert [run_id for batch in sent for run_id in batch] == run_ids
+    queued = await db.fetch("SELECT id FROM automation_runs WHERE status = 'queued'")
+    assert {row["id"] for row in queued} == set(run_ids)
+
+
+async def test_a_claim_that_fails_leaves_the_batches_before_it_sent(
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    await due_watches(db, settings, await tenant_factory(), 7)
+    monkeypatch.setattr(dispatch, "BATCH", 3)
+
+    async def fail_second(n: int, claim: Callable[[], Awaitable[Claimed]]) -> Claimed:
+        if n == 2:
+            raise ConnectionError("Postgres went away")
+        return await claim()
+
+    hook_claims(monkeypatch, fail_second)
+    sent: list[list[uuid.UUID]] = []
+
+    with pytest.raises(ConnectionError):
+        await dispatch.dispatch(db, sent.append)
+
+    assert [len(batch) for batch in sent] == [3]
+    runs = await db.fetch("SELECT id FROM automation_runs")
+    assert {row["id"] for row in runs} == set(sent[0])
+
+
+async def test_a_run_whose_enqueue_was_lost_is_sent_by_the_next_dispatch(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory
+) -> None:
+    await due_watches(db, settings, await tenant_factory(), 1)
+    lost = await dispatch.dispatch(db, lambda run_ids: None)  # Redis took nothing
+    await db.execute("UPDATE automation_runs SET created_at = now() - interval '2 minutes'")
+    sent: list[list[uuid.UUID]] = []
+
+    assert await dispatch.dispatch(db, sent.append) == lost
+    assert sent == [lost]
 
 
 async def test_a_batch_that_straddles_a_fire_moves_the_watch_past_it(

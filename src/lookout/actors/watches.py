@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import dramatiq
@@ -29,11 +28,9 @@ async def chat_message(run_id: str) -> None:
 
 @dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
 async def dispatch_due_watches() -> None:
-    """Every minute: record a run per due watch, then enqueue them."""
-    db = runtime.current().db
-    run_ids = await dispatch.dispatch_due(db) + await dispatch.stuck_runs(db)
-    # Sending is a blocking Redis call: off the event loop that scheduled turns share.
-    await asyncio.to_thread(send_all, run_ids)
+    """Every minute: record a run per due watch and enqueue it."""
+    # Sending is a blocking Redis call: dispatch runs it off the event loop turns share.
+    await dispatch.dispatch(runtime.current().db, send_all)
 
 
 def send_all(run_ids: list[uuid.UUID]) -> None:
