@@ -25,7 +25,7 @@ import asyncpg
 import redis
 import redis.asyncio as aioredis
 
-from lookout import broker
+from lookout import broker, loops
 from lookout.access import accounts
 from lookout.access.services import Services
 from lookout.actors import watches as watch_actors
@@ -151,6 +151,12 @@ class Lookout:
         page_of_chat = {chat: index for index, chat in chats.items()}
         added = {row["id"]: page_of_chat[row["chat_id"]] for row in rows}
         self.watches.update(added)
+        # The dispatcher runs here; in production it runs in a worker process, whose start-up
+        # heap is frozen once open (loops.freeze_heap), so full collections skip it. Frozen
+        # likewise: this process's modules, pools and the bookkeeping just made (a worker holds
+        # none of that last). Unfrozen, a 10,000-watch dispatch here took one 148 ms full
+        # collection of ~300,000 objects about every other time (none at 1,000 watches).
+        loops.freeze_heap()
         return sorted(added, key=added.__getitem__)
 
     async def make_due(self, only: list[uuid.UUID] | None = None) -> None:

@@ -19,8 +19,10 @@ Detection: Lookout's run answer says "Changed since" or "No change since"; chang
 Targets: Lookout's cycle >= 2x faster at no more CPU, 0 false positives, 0 misses.
 
 Cost of scale (--scale SIZE:CYCLES,...): for each size, a fresh database, SIZE watches, CYCLES
-cycles (10 % of pages edited from the second on): dispatch time, cycle time, and Postgres
-bytes per watch. Target: each cost grows linearly with the watches, not worse.
+cycles (10 % of pages edited from the second on): dispatch time (alone, with no worker
+running, and within the cycles), the dispatcher's CPU, cycle time, and Postgres bytes per
+watch. Target: each cost grows linearly with the watches, not worse (bench/_scale.py says why
+dispatch time within the cycles is printed with no target).
 """
 
 from __future__ import annotations
