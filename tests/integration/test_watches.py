@@ -261,28 +261,29 @@ def hook_claims(
     monkeypatch.setattr(dispatch, "claim_batch", hooked)
 
 
-async def test_dispatch_claims_in_batches(
+@pytest.fixture
+async def seven_due_3_a_batch(
     db: asyncpg.Pool,
     settings: Settings,
     tenant_factory: TenantFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """7 due watches, which the dispatcher claims 3 a batch."""
     await due_watches(db, settings, await tenant_factory(), 7)
     monkeypatch.setattr(dispatch, "BATCH", 3)
 
+
+@pytest.mark.usefixtures("seven_due_3_a_batch")
+async def test_dispatch_claims_in_batches(db: asyncpg.Pool) -> None:
     assert len(await dispatch.dispatch_due(db)) == 7
 
 
+@pytest.mark.usefixtures("seven_due_3_a_batch")
 async def test_each_batch_is_sent_while_the_next_is_claimed(
-    db: asyncpg.Pool,
-    settings: Settings,
-    tenant_factory: TenantFactory,
-    monkeypatch: pytest.MonkeyPatch,
+    db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given 7 due watches claimed 3 a batch; the second claim waits (at most 5 s) for the first
     # send to begin, and the first send for the second claim to end
-    await due_watches(db, settings, await tenant_factory(), 7)
-    monkeypatch.setattr(dispatch, "BATCH", 3)
     send_began, second_claimed = threading.Event(), threading.Event()
     saw: dict[str, bool] = {}
 
@@ -315,15 +316,10 @@ async def test_each_batch_is_sent_while_the_next_is_claimed(
     assert {row["id"] for row in queued} == set(run_ids)
 
 
+@pytest.mark.usefixtures("seven_due_3_a_batch")
 async def test_a_claim_that_fails_leaves_the_batches_before_it_sent(
-    db: asyncpg.Pool,
-    settings: Settings,
-    tenant_factory: TenantFactory,
-    monkeypatch: pytest.MonkeyPatch,
+    db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await due_watches(db, settings, await tenant_factory(), 7)
-    monkeypatch.setattr(dispatch, "BATCH", 3)
-
     async def fail_second(n: int, claim: Callable[[], Awaitable[Claimed]]) -> Claimed:
         if n == 2:
             raise ConnectionError("Postgres went away")
