@@ -13,6 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import redis.asyncio as aioredis
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -316,11 +317,14 @@ def settings(**overrides: Any) -> Settings:
     return webpages.make_settings(allow_private=False, **overrides)
 
 
-async def run(name: str, raw: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """Call verb `name` as a door would, with a guarded session like the web process's."""
+async def run(
+    name: str, raw: dict[str, Any], settings: Settings, redis: aioredis.Redis | None = None
+) -> dict[str, Any]:
+    """Call verb `name` as a door would, with a guarded session like the web process's (and
+    the doors' Redis client, when given)."""
     verb = registry.get(name)
     data = registry.validate_input(verb, raw)
     async with fetch.open_session(settings) as http:
         ctx, _ = webpages.context(settings, http)
-        output = await verb.execute(data, ctx)
+        output = await verb.execute(data, dataclasses.replace(ctx, redis=redis))
     return registry.dump_output(verb, output)

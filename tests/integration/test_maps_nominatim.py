@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import errors
@@ -177,6 +178,24 @@ async def test_the_public_instance_gets_at_most_one_request_a_second(osm: FakeNo
 
     assert time.monotonic() - started >= calls - 1
     assert sorted(request.query["q"] for request in osm.requests) == ["cafe 0", "cafe 1", "cafe 2"]
+
+
+async def test_the_public_pace_is_shared_through_redis(osm: FakeNominatim, redis_url: str) -> None:
+    # Given another process's search took the public instance's slot now (the next is in 1 s)
+    redis = aioredis.Redis.from_url(redis_url)
+    now_s, now_us = await redis.time()
+    await redis.set("lookout:pace:nominatim-public", now_s * 1000 + now_us // 1000 + 1000)
+    started = time.monotonic()
+
+    # When this process searches with the doors' Redis client
+    output = await providers.run(
+        "maps.search", {"query": "cafe"}, _settings(osm, nominatim_public=True), redis
+    )
+    await redis.aclose()
+
+    # Then it waited for the next slot
+    assert time.monotonic() - started >= 0.9
+    assert len(output["places"]) == 3
 
 
 async def test_the_same_search_within_the_ttl_is_answered_from_the_cache(

@@ -7,6 +7,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+import redis.asyncio as aioredis
 
 from lookout import app
 from lookout.db import repo
@@ -101,6 +102,32 @@ async def test_a_providers_429_reaches_the_client_with_its_retry_after_and_costs
     assert response.status == 429, body
     assert response.headers["Retry-After"] == "9"
     assert body["error"]["code"] == "rate_limited"
+    assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 5
+
+
+async def test_a_public_search_whose_turn_is_too_far_off_is_429_and_costs_nothing(
+    aiohttp_client: Any,
+    settings: Settings,
+    fakes: tuple[FakeNominatim, FakePlaces, FakeSearxng],
+    tenant_factory: TenantFactory,
+    db: asyncpg.Pool,
+) -> None:
+    # Given the deployment's queue for the public instance 60 s long (other processes' searches)
+    osm = fakes[0]
+    redis = aioredis.Redis.from_url(settings.redis_url)
+    now_s, now_us = await redis.time()
+    await redis.set("lookout:pace:nominatim-public", now_s * 1000 + now_us // 1000 + 60_000)
+    await redis.aclose()
+    client = await _client(aiohttp_client, settings, nominatim_url=osm.url, nominatim_public=True)
+    tenant = await tenant_factory(credits=5)
+
+    response = await client.post("/v1/maps/search", json={"query": "x"}, headers=tenant.headers)
+
+    body = await response.json()
+    assert response.status == 429, body
+    assert body["error"]["code"] == "rate_limited"
+    assert 29 <= int(response.headers["Retry-After"]) <= 31  # 60 s queued, 30 s may be waited
+    assert osm.requests == []
     assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 5
 
 

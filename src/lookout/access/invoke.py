@@ -136,7 +136,10 @@ async def _run_inline(
         hold_s=INLINE_HOLD_S,
     )
     context = registry.VerbContext(
-        http=services.http, settings=services.settings, progress=progress or _noop_progress
+        http=services.http,
+        settings=services.settings,
+        progress=progress or _noop_progress,
+        redis=services.redis,
     )
     try:
         output = registry.dump_output(verb, await verb.execute(data, context))

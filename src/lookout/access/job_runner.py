@@ -70,7 +70,11 @@ async def _run(
         return await repo.job_cancel_requested(services.db, job_id=job.id)
 
     context = registry.VerbContext(
-        http=services.http, settings=services.settings, progress=progress, cancelled=cancelled
+        http=services.http,
+        settings=services.settings,
+        progress=progress,
+        cancelled=cancelled,
+        redis=services.redis,
     )
     try:
         verb = registry.get(job.verb)

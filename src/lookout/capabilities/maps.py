@@ -31,7 +31,7 @@ async def search(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, A
             "LOOKOUT_GOOGLE_PLACES_KEY."
         )
     async with api.session(ctx.http, settings, settings.nominatim_url) as http:
-        return {"places": await nominatim.search(data, settings, http)}
+        return {"places": await nominatim.search(data, settings, http, ctx.redis)}
 
 
 async def reviews(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import marshmallow
+import redis.asyncio as aioredis
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
@@ -30,6 +31,8 @@ class VerbContext:
     settings: Settings
     progress: Callable[[int, int], Awaitable[None]]
     cancelled: Callable[[], Awaitable[bool]] | None = None
+    # What every process of the deployment shares (a provider's pace); the doors pass it.
+    redis: aioredis.Redis | None = None
 
     async def should_stop(self) -> bool:
         """True once a job has been cancelled; executors poll it between units of work."""

@@ -2,8 +2,10 @@
 
 The public instance's usage policy (https://operations.osmfoundation.org/policies/nominatim/)
 asks for an identifying User-Agent (the fetcher sends settings.user_agent), at most one request
-per second, and caching of results: `_PUBLIC_PACE` and `_ANSWERS` are shared by every call in
-the process. A self-hosted instance is neither paced nor bound by that policy, but still cached.
+per second, and caching of results. The pace is kept in Redis for every process of the
+deployment (`_PUBLIC_PACE`; `_PROCESS_PACE` for a caller with no Redis); the cache (`_ANSWERS`)
+is shared by every call in the process. A self-hosted instance is neither paced nor bound by
+that policy, but still cached.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import redis.asyncio as aioredis
 
 from lookout import errors
 from lookout.capabilities.providers import api, cache, limiter, places
@@ -24,7 +27,10 @@ MAX_PER_REQUEST = 40  # Nominatim caps `limit` at 40; more come with exclude_pla
 METRES_PER_DEGREE = 111_320
 _OSM_TYPES = {"node": "N", "way": "W", "relation": "R"}
 
-_PUBLIC_PACE = limiter.Limiter(1.0)
+# A search waits at most this long for its turn at the public instance, else rate_limited.
+PUBLIC_MAX_WAIT_S = 30.0
+_PUBLIC_PACE = limiter.Shared("nominatim-public", 1.0, provider=NAME, max_wait=PUBLIC_MAX_WAIT_S)
+_PROCESS_PACE = limiter.Limiter(1.0)
 _ANSWERS: cache.TTLCache[list[Any]] = cache.TTLCache(max_entries=1000)
 
 
@@ -34,7 +40,10 @@ def is_public(settings: Settings) -> bool:
 
 
 async def search(
-    data: dict[str, Any], settings: Settings, http: aiohttp.ClientSession
+    data: dict[str, Any],
+    settings: Settings,
+    http: aiohttp.ClientSession,
+    redis: aioredis.Redis | None = None,
 ) -> list[dict[str, Any]]:
     """Places for a validated maps.search input, best match first."""
     limit: int = data["limit"]
@@ -45,7 +54,7 @@ async def search(
         params = [*query_params(data), ("limit", str(wanted))]
         if seen:
             params.append(("exclude_place_ids", ",".join(seen)))
-        items = await _answer(params, settings, http)
+        items = await _answer(params, settings, http, redis)
         seen += [str(item["place_id"]) for item in items if _has_id(item)]
         for place in filter(None, map(to_place, items)):
             found.setdefault(place["place_ref"], place)
@@ -79,14 +88,19 @@ def viewbox(lat: float, lon: float, radius_m: int) -> tuple[float, float, float,
 
 
 async def _answer(
-    params: list[tuple[str, str]], settings: Settings, http: aiohttp.ClientSession
+    params: list[tuple[str, str]],
+    settings: Settings,
+    http: aiohttp.ClientSession,
+    redis: aioredis.Redis | None,
 ) -> list[Any]:
     url = f"{settings.nominatim_url.rstrip('/')}/search?{urlencode(params)}"
     cached = _ANSWERS.get(url)
     if cached is not None:
         return cached
-    if is_public(settings):
-        await _PUBLIC_PACE.wait()
+    if is_public(settings) and redis is not None:
+        await _PUBLIC_PACE.wait(redis)
+    elif is_public(settings):
+        await _PROCESS_PACE.wait()
     payload = await api.call(
         NAME, url, base_url=settings.nominatim_url, settings=settings, http=http
     )
