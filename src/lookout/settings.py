@@ -44,6 +44,7 @@ class Settings:
     public_url: str = _field("LOOKOUT_PUBLIC_URL", "")
     allowed_origins: tuple[str, ...] = _field("LOOKOUT_ALLOWED_ORIGINS", ())
     cookie_secure: bool = _field("LOOKOUT_COOKIE_SECURE", False)
+    forwarded_hops: int = _field("LOOKOUT_FORWARDED_HOPS", 0)
     session_days: int = _field("LOOKOUT_SESSION_DAYS", 14)
     default_credits: int = _field("LOOKOUT_DEFAULT_CREDITS", 100)
     rate_limit_per_minute: int = _field("LOOKOUT_RATE_LIMIT_PER_MINUTE", 120)

@@ -202,6 +202,47 @@ async def test_twenty_failures_from_one_address_lock_it_for_every_email(
     assert int(response.headers["Retry-After"]) > 0
 
 
+async def test_behind_a_proxy_failures_are_counted_by_the_address_it_saw(
+    signed_up: SignedUp, new_client: NewClient
+) -> None:
+    # Given one proxy in front (every request comes from its address) and a client that failed
+    # IP_LIMIT times, the last time with a made-up address of its own left of the proxy's entry
+    member = await signed_up()
+    client = await new_client(forwarded_hops=1)
+    guesser = {"X-Forwarded-For": "203.0.113.5"}
+    for n in range(throttle.IP_LIMIT):
+        if n == throttle.IP_LIMIT - 1:
+            guesser = {"X-Forwarded-For": "198.51.100.99, 203.0.113.5"}
+        await error_of(
+            await _login(client, f"guess{n}@example.com", "wrong", headers=guesser), 401,
+            "unauthenticated",
+        )  # fmt: skip
+
+    # Then that address is locked out, and another behind the same proxy is not
+    locked = await _login(client, member.email, member.password, headers=guesser)
+    await error_of(locked, 429, "rate_limited")
+    elsewhere = {"X-Forwarded-For": "198.51.100.7"}
+    await data_of(await _login(client, member.email, member.password, headers=elsewhere))
+
+
+async def test_with_no_proxy_configured_x_forwarded_for_is_not_read(
+    signed_up: SignedUp, new_client: NewClient
+) -> None:
+    member = await signed_up()
+    client = await new_client()
+    for n in range(throttle.IP_LIMIT):
+        forged = {"X-Forwarded-For": f"203.0.113.{n}"}  # a new address each time: ignored
+        await error_of(
+            await _login(client, f"guess{n}@example.com", "wrong", headers=forged), 401,
+            "unauthenticated",
+        )  # fmt: skip
+
+    response = await _login(
+        client, member.email, member.password, headers={"X-Forwarded-For": "198.51.100.7"}
+    )
+    await error_of(response, 429, "rate_limited")
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

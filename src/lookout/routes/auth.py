@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import asyncpg
@@ -89,7 +90,8 @@ async def create_account(
 
 async def check_password(request: web.Request, *, email: str, password: str) -> repo.User:
     """The user, when the password is right and the throttle allows another attempt."""
-    redis, ip = request.app[appkeys.REDIS], request.remote or "unknown"
+    redis = request.app[appkeys.REDIS]
+    ip = client_address(request, request.app[appkeys.SETTINGS].forwarded_hops)
     await throttle.attempt(redis, email=email, ip=ip)
     user = await repo.get_user_by_email(request.app[appkeys.DB], email=email)
     # Verified even when the email is unknown, so both failures cost and answer the same.
@@ -138,3 +140,25 @@ async def key_workspace(db: asyncpg.Pool, principal: principals.Principal) -> di
         "role": principal.role,
         "balance": balance or 0,
     }
+
+
+def client_address(request: web.Request, hops: int) -> str:
+    """The address sign-in attempts are counted by: the peer's, or behind `hops` proxies
+    (LOOKOUT_FORWARDED_HOPS; Heroku's router is 1), the one the outermost proxy saw, which is
+    the hops-th entry of X-Forwarded-For from the right. The entries left of it are whatever the
+    client sent, so they are never read; a request with fewer entries did not come through the
+    proxies, and its peer counts."""
+    peer = request.remote or "unknown"
+    if hops <= 0:
+        return peer
+    forwarded = [
+        entry.strip()
+        for header in request.headers.getall("X-Forwarded-For", [])
+        for entry in header.split(",")
+    ]
+    if len(forwarded) < hops:
+        return peer
+    try:
+        return str(ipaddress.ip_address(forwarded[-hops]))
+    except ValueError:
+        return peer
