@@ -177,4 +177,10 @@ async def run(sizes: list[tuple[int, int]], dsn: str, redis_url: str) -> bool:
     if len(steady) > 1:
         ok &= linear("later-cycle time", steady, [s.per_watch(s.steady_s) for s in steady])
     ok &= linear("Postgres bytes (1 cycle)", done, [s.bytes_after[0] / s.watches for s in done])
+    ran = [s for s in done if len(s.bytes_after) >= REPORT_AT]  # measured, not extrapolated
+    if len(ran) > 1:
+        ok &= linear(
+            f"Postgres bytes ({REPORT_AT} cycles)", ran,
+            [s.bytes_after[REPORT_AT - 1] / s.watches for s in ran],
+        )  # fmt: skip
     return ok

@@ -1,7 +1,7 @@
 """Benchmark: Lookout side by side with changedetection.io, then Lookout's cost of scale.
 
     .venv/bin/python bench/versus.py [--pages 1000] [--cycles 5]
-        [--scale 100:50,1000:5,10000:3] [--skip-scale] [--check]
+        [--scale 100:50,1000:50,10000:3] [--skip-scale] [--check]
 
 Side by side, same machine, same run: one local server process serves --pages pages; each is
 watched once by both systems. changedetection.io (pip-installed into .bench/changedetection on
@@ -192,7 +192,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--cycles", type=int, default=5, help="measured cycles (after warm-up)")
-    parser.add_argument("--scale", default="100:50,1000:5,10000:3", help="SIZE:CYCLES,...")
+    parser.add_argument("--scale", default="100:50,1000:50,10000:3", help="SIZE:CYCLES,...")
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
