@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from lookout import errors
 from lookout.capabilities.providers import limiter
 
-INTERVAL_S = 0.3
+INTERVAL_S = 0.4
 # Each process takes 3 slots and prints when each came.
 _PROCESS = """
 import asyncio, sys, time
