@@ -317,6 +317,14 @@ def settings(**overrides: Any) -> Settings:
     return webpages.make_settings(allow_private=False, **overrides)
 
 
+async def queue_public_nominatim(redis: aioredis.Redis, seconds: float) -> None:
+    """What other processes' searches leave in Redis: the public Nominatim instance's next free
+    slot `seconds` from now (limiter.Shared's key, on Redis' clock)."""
+    now_s, now_us = await redis.time()
+    next_free_ms = now_s * 1000 + now_us // 1000 + round(seconds * 1000)
+    await redis.set("lookout:pace:nominatim-public", next_free_ms)
+
+
 async def run(
     name: str, raw: dict[str, Any], settings: Settings, redis: aioredis.Redis | None = None
 ) -> dict[str, Any]:

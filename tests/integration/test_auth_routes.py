@@ -186,15 +186,21 @@ async def test_a_success_clears_the_email_failures(
     await data_of(await _login(client, member.email, member.password))
 
 
+async def fail_from_one_address(
+    client: Any, headers: Callable[[int], dict[str, str]] = lambda n: {}
+) -> None:
+    """IP_LIMIT failed sign-ins, each for a different email; the n-th sends headers(n)."""
+    for n in range(throttle.IP_LIMIT):
+        response = await _login(client, f"guess{n}@example.com", "wrong", headers=headers(n))
+        await error_of(response, 401, "unauthenticated")
+
+
 async def test_twenty_failures_from_one_address_lock_it_for_every_email(
     signed_up: SignedUp, new_client: NewClient
 ) -> None:
     member = await signed_up()
     client = await new_client()
-    for n in range(throttle.IP_LIMIT):
-        await error_of(
-            await _login(client, f"guess{n}@example.com", "wrong password"), 401, "unauthenticated"
-        )
+    await fail_from_one_address(client)
 
     response = await _login(client, member.email, member.password)
 
@@ -210,13 +216,8 @@ async def test_behind_a_proxy_failures_are_counted_by_the_address_it_saw(
     member = await signed_up()
     client = await new_client(forwarded_hops=1)
     guesser = {"X-Forwarded-For": "203.0.113.5"}
-    for n in range(throttle.IP_LIMIT):
-        if n == throttle.IP_LIMIT - 1:
-            guesser = {"X-Forwarded-For": "198.51.100.99, 203.0.113.5"}
-        await error_of(
-            await _login(client, f"guess{n}@example.com", "wrong", headers=guesser), 401,
-            "unauthenticated",
-        )  # fmt: skip
+    forged = {"X-Forwarded-For": "198.51.100.99, 203.0.113.5"}
+    await fail_from_one_address(client, lambda n: forged if n == throttle.IP_LIMIT - 1 else guesser)
 
     # Then that address is locked out, and another behind the same proxy is not
     locked = await _login(client, member.email, member.password, headers=guesser)
@@ -230,12 +231,8 @@ async def test_with_no_proxy_configured_x_forwarded_for_is_not_read(
 ) -> None:
     member = await signed_up()
     client = await new_client()
-    for n in range(throttle.IP_LIMIT):
-        forged = {"X-Forwarded-For": f"203.0.113.{n}"}  # a new address each time: ignored
-        await error_of(
-            await _login(client, f"guess{n}@example.com", "wrong", headers=forged), 401,
-            "unauthenticated",
-        )  # fmt: skip
+    # a new address each time: ignored
+    await fail_from_one_address(client, lambda n: {"X-Forwarded-For": f"203.0.113.{n}"})
 
     response = await _login(
         client, member.email, member.password, headers={"X-Forwarded-For": "198.51.100.7"}

@@ -115,8 +115,7 @@ async def test_a_public_search_whose_turn_is_too_far_off_is_429_and_costs_nothin
     # Given the deployment's queue for the public instance 60 s long (other processes' searches)
     osm = fakes[0]
     redis = aioredis.Redis.from_url(settings.redis_url)
-    now_s, now_us = await redis.time()
-    await redis.set("lookout:pace:nominatim-public", now_s * 1000 + now_us // 1000 + 60_000)
+    await providers.queue_public_nominatim(redis, 60)
     await redis.aclose()
     client = await _client(aiohttp_client, settings, nominatim_url=osm.url, nominatim_public=True)
     tenant = await tenant_factory(credits=5)
