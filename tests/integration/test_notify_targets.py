@@ -11,8 +11,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lookout import app
-from lookout.notify import message
+from lookout import app, errors
+from lookout.notify import message, reach, via_apprise
 from lookout.settings import Settings
 from tests.integration.factories import Tenant, TenantFactory, member_cookie, tenant_factory
 from tests.integration.test_notify_watches import (
@@ -160,6 +160,51 @@ async def test_private_hosts_are_refused_unless_the_operator_allows_them(
     assert status == 201
     assert at_send["sent"] is False and "does not notify 127.0.0.1" in at_send["error"]
     assert receiver.got == []
+
+
+class Flip:
+    """DNS for `name`: a public address for the first lookup, this machine's for the rest."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        self.name, self.lookups = name, 0
+        self.system = reach._system_getaddrinfo
+        monkeypatch.setattr(reach, "_system_getaddrinfo", self.getaddrinfo)
+
+    def getaddrinfo(self, host: Any, port: Any, *args: Any) -> Any:
+        if host != self.name:
+            return self.system(host, port, *args)
+        self.lookups += 1
+        address = "93.184.216.34" if self.lookups == 1 else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))]
+
+
+async def test_an_apprise_host_rebound_inwards_after_the_check_is_refused(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, receiver: Receiver
+) -> None:
+    flip = Flip(monkeypatch, "flip.example")
+    url = receiver.url("/S3CRETPATH").replace("http://127.0.0.1", "json://flip.example", 1)
+    public_only = settings.replace(allow_private_networks=False)
+
+    with pytest.raises(errors.BlockedDestination) as refused:
+        await via_apprise.send(url, "title", "body", public_only)
+
+    assert flip.lookups == 2  # the check before the send saw the public address
+    assert "flip.example resolves to 127.0.0.1" in refused.value.message
+    assert "LOOKOUT_NOTIFY_ALLOW_PRIVATE" in refused.value.message
+    assert receiver.got == []
+
+
+async def test_an_apprise_host_private_by_the_operators_leave_is_notified(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, receiver: Receiver
+) -> None:
+    flip = Flip(monkeypatch, "flip.example")
+    url = receiver.url("/hook").replace("http://127.0.0.1", "json://flip.example", 1)
+    allowed = settings.replace(allow_private_networks=False, notify_allow_private=True)
+
+    await via_apprise.send(url, "title", "body", allowed)
+
+    assert flip.lookups == 2
+    assert [body["title"] for body in receiver.bodies()] == ["title"]
 
 
 async def test_viewers_list_but_cannot_change_and_other_workspaces_see_nothing(
