@@ -26,6 +26,7 @@ HTTP = web.AppKey("http", aiohttp.ClientSession)
 
 REQUEST_ID = web.RequestKey("request_id", str)
 STARTED = web.RequestKey("started", float)
+VERB = web.RequestKey("verb", str)  # the verb a /v1 route runs: its errors' meta.verb
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
 KEY_CACHE = web.AppKey("key_cache", keys.KeyCache[principals.Principal])
 SAVER = web.AppKey("saver", AsyncPostgresSaver)

@@ -28,9 +28,12 @@ def elapsed_ms(request: web.Request) -> int:
 
 
 def error_response(request: web.Request, error: errors.LookoutError) -> web.Response:
-    body = envelope.failure(
-        error, envelope.meta(request_id=request_id(request), duration_ms=elapsed_ms(request))
+    meta = envelope.meta(
+        request_id=request_id(request),
+        verb=request.get(appkeys.VERB),
+        duration_ms=elapsed_ms(request),
     )
+    body = envelope.failure(error, meta)
     response = web.json_response(body, status=error.status)
     if error.retry_after is not None:
         response.headers["Retry-After"] = str(error.retry_after)
@@ -55,8 +58,12 @@ def _from_http(exc: web.HTTPException) -> errors.LookoutError:
     kind = _HTTP_ERRORS.get(exc.status, errors.InvalidInput)
     if exc.status == 404:
         return errors.NotFound("There is nothing at this address.")
-    if exc.status == 405:
-        return errors.InvalidInput(f"This address does not accept {exc.reason or 'that method'}.")
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = sorted(exc.allowed_methods)
+        return errors.InvalidInput(
+            f"This address does not accept {exc.method}; use {' or '.join(allowed)}.",
+            allowed=allowed,
+        )
     if exc.status == 413:
         return errors.PayloadTooLarge("The request body is too large.")
     return kind(exc.reason)
@@ -76,6 +83,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         response = error_response(request, _from_http(exc))
+        if isinstance(exc, web.HTTPMethodNotAllowed):
+            response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))
     except Exception:
         logger.exception("unexpected error", extra={"request_id": request_id(request)})
         response = error_response(request, errors.LookoutError("Something went wrong on our side."))

@@ -130,10 +130,26 @@ async def test_invalid_input_names_the_fields(client: Any, tenant_factory: Tenan
     assert unknown.status == 400
     assert_error(unknown_body, "invalid_input")
     assert "colour" in unknown_body["error"]["details"]["fields"]
+    assert unknown_body["meta"]["verb"] == "web.scrape"
     assert too_many.status == 400
     assert "urls" in (await too_many.json())["error"]["details"]["fields"]
     assert not_json.status == 400
     assert_error(await not_json.json(), "invalid_input")
+
+
+async def test_a_wrong_method_says_what_the_address_takes(
+    client: Any, tenant_factory: TenantFactory
+) -> None:
+    tenant = await tenant_factory()
+
+    response = await client.get("/v1/web/scrape", headers=tenant.headers)
+
+    body = await response.json()
+    assert response.status == 400
+    assert_error(body, "invalid_input")
+    assert body["error"]["message"] == "This address does not accept GET; use POST."
+    assert body["error"]["details"] == {"allowed": ["POST"]}
+    assert response.headers["Allow"] == "POST"
 
 
 async def test_body_over_one_mebibyte_is_413(client: Any, tenant_factory: TenantFactory) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from lookout import errors, middleware
+from lookout import appkeys, errors, middleware
 from lookout.access import auth, idempotency, invoke
 from lookout.access.services import Services
 from lookout.capabilities import registry
@@ -56,6 +56,7 @@ def _response(outcome: invoke.Outcome) -> web.Response:
 
 def verb_handler(verb: registry.Verb) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
+        request[appkeys.VERB] = verb.name
         key = request.headers.get("Idempotency-Key")
         # A replayed answer skips `invoke` and its revocation check: no cached key for it.
         principal = await auth.authenticate(request, checks_revocation=key is None)
