@@ -300,3 +300,43 @@ async def test_verbs_and_openapi_are_generated_from_the_registry(client: Any) ->
     assert {f"/v1/{verb['name'].replace('.', '/')}" for verb in verbs} <= set(spec["paths"])
     assert docs.status == 200 and "script-src 'self'" in docs.headers["Content-Security-Policy"]
     assert bundle.status == 200 and len(await bundle.read()) > 100_000
+
+
+# The pages that render the document itself, not part of the API it describes.
+_DOC_ROUTES = {"/v1/openapi.json", "/v1/docs", "/v1/docs/init.js", "/v1/docs/static/{name}"}
+
+
+async def test_openapi_documents_every_api_route_and_nothing_else(client: Any) -> None:
+    spec = await (await client.get("/v1/openapi.json")).json()
+    served = {
+        (route.method, route.resource.canonical)
+        for route in client.server.app.router.routes()
+        if route.resource is not None
+        and route.resource.canonical.startswith(("/v1/", "/api/"))
+        and route.resource.canonical not in _DOC_ROUTES
+        and route.method != "HEAD"  # aiohttp adds one to every GET
+    }
+    documented = {
+        (method.upper(), path)
+        for path, item in spec["paths"].items()
+        for method in item
+        if method != "parameters"
+    }
+    streams = {
+        path
+        for path, item in spec["paths"].items()
+        for method, operation in item.items()
+        if method != "parameters"
+        and "text/event-stream" in operation.get("responses", {}).get("200", {}).get("content", {})
+    }
+
+    assert served == documented
+    assert streams == {
+        "/api/chats/{chat_id}/messages",
+        "/api/chats/{chat_id}/stream",
+        "/api/chats/{chat_id}/events",
+    }
+    watch = spec["paths"]["/api/automations/watches"]["post"]["requestBody"]
+    assert set(watch["content"]["application/json"]["schema"]["required"]) == {
+        "chat_id", "message", "cadence"
+    }  # fmt: skip

@@ -6,7 +6,6 @@ import uuid
 
 import marshmallow
 from aiohttp import web
-from marshmallow import fields, validate
 
 from lookout import appkeys, errors
 from lookout.access import auth
@@ -15,19 +14,10 @@ from lookout.db import repo
 from lookout.notify import deliveries
 from lookout.notify import schema as notify_schema
 from lookout.routes import common
+from lookout.schema import watches as watches_schema
 from lookout.watches import service
 
 MAX_LISTED = 500
-
-
-class NewWatch(marshmallow.Schema):
-    class Meta:
-        unknown = marshmallow.RAISE
-
-    chat_id = fields.UUID(required=True)
-    message = fields.String(required=True, validate=validate.Length(min=1, max=2000))
-    cadence = fields.String(required=True, validate=validate.Length(max=100))
-    timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
 
 
 def _automation_id(request: web.Request) -> uuid.UUID:
@@ -59,7 +49,7 @@ async def list_watches(request: web.Request) -> web.Response:
 async def create_watch(request: web.Request) -> web.Response:
     principal = await auth.authenticate(request)
     try:
-        body = NewWatch().load(await common.json_body(request))
+        body = watches_schema.NewWatch().load(await common.json_body(request))
     except marshmallow.ValidationError as exc:
         details = exc.normalized_messages()  # type: ignore[no-untyped-call]
         raise errors.InvalidInput("The watch is not valid.", fields=details) from None
