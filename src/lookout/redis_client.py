@@ -67,6 +67,6 @@ class Script:
         self._script = AsyncScript(cast(Any, None), source.encode("utf-8"))
 
     async def __call__(
-        self, client: aioredis.Redis, *, keys: Sequence[str], args: Sequence[str | int]
+        self, client: aioredis.Redis, *, keys: Sequence[str], args: Sequence[str | int | bytes]
     ) -> Any:
         return await self._script(keys=keys, args=args, client=client)

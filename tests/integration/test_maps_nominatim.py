@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import errors
+from lookout.capabilities.providers import cache, nominatim
 from lookout.settings import Settings
 from tests.integration import providers
 from tests.integration.providers import FakeNominatim, ServerFactory
@@ -210,6 +211,23 @@ async def test_the_same_search_within_the_ttl_is_answered_from_the_cache(
     assert again == first and len(first) == 3
     assert other == []  # a different question went to the provider
     assert len(osm.requests) == 2
+
+
+async def test_a_search_another_process_made_is_answered_from_redis(
+    osm: FakeNominatim, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    redis = aioredis.Redis.from_url(redis_url)
+    settings = _settings(osm, maps_cache_ttl_s=60)
+    first = await providers.run("maps.search", {"query": "cafe"}, settings, redis)
+    # Another process: its own copy of the answers is empty; the provider's answer changed
+    monkeypatch.setattr(nominatim, "_ANSWERS", cache.TTLCache(max_entries=10))
+    osm.records.clear()
+
+    again = await providers.run("maps.search", {"query": "cafe"}, settings, redis)
+    await redis.aclose()
+
+    assert again == first and len(first["places"]) == 3
+    assert len(osm.requests) == 1
 
 
 async def test_without_the_cache_every_search_asks_the_provider(osm: FakeNominatim) -> None:

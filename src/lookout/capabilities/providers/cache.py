@@ -1,16 +1,25 @@
-"""A small in-process TTL cache: bounded in entries, the least recently used evicted first.
-
-In-process on purpose: what it saves is requests to a rate-limited public service, and each
-process is paced on its own anyway. Several processes each keep their own copy.
+"""Caches of provider answers: in the process (`TTLCache`), and in Redis for every process of
+the deployment (`Shared`). What they save is requests to a rate-limited provider; the process's
+own copy saves the round trip to Redis.
 """
 
 from __future__ import annotations
 
 import collections
+import hashlib
+import json
+import logging
 import threading
 import time
+import zlib
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import redis.asyncio as aioredis
+
+from lookout import redis_client
+
+logger = logging.getLogger(__name__)
 
 V = TypeVar("V")
 
@@ -47,3 +56,60 @@ class TTLCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+# Store the entry and note it in the index (scored by Redis' clock); past `max_entries`, drop
+# the oldest entries written. KEYS: entry, index. ARGV: value, ttl ms, max entries.
+_PUT = redis_client.Script("""
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], tonumber(t[1]) * 1000000 + tonumber(t[2]), KEYS[1])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
+if over > 0 then
+  local oldest = redis.call('ZPOPMIN', KEYS[2], over)
+  for i = 1, #oldest, 2 do redis.call('DEL', oldest[i]) end
+end
+return over
+""")
+_REDIS_ERRORS = (aioredis.RedisError, OSError)
+
+
+class Shared:
+    """A TTL cache in Redis shared by every process: JSON values, compressed, at most
+    `max_entries` of them (the oldest written dropped first). Redis failing is a miss and a put
+    not kept, never an error: the caller asks the provider instead."""
+
+    def __init__(self, name: str, *, max_entries: int) -> None:
+        self.prefix = f"lookout:cache:{name}:"
+        self.index = f"lookout:cache:{name}"
+        self.max_entries = max_entries
+
+    def _key(self, key: str) -> str:
+        return self.prefix + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    async def get(self, client: aioredis.Redis, key: str) -> tuple[Any, float] | None:
+        """(value, seconds it has left) of `key`, or None."""
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.get(self._key(key))
+                pipe.pttl(self._key(key))
+                raw, left_ms = await pipe.execute()
+        except _REDIS_ERRORS as exc:
+            logger.warning("shared cache %s unreadable: %s", self.index, exc)
+            return None
+        if raw is None or left_ms <= 0:
+            return None
+        return json.loads(zlib.decompress(raw)), left_ms / 1000
+
+    async def put(self, client: aioredis.Redis, key: str, value: Any, ttl_s: float) -> None:
+        """Keep `value` for `ttl_s` seconds (0 keeps nothing)."""
+        if ttl_s <= 0:
+            return
+        packed = zlib.compress(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+        ttl_ms = max(1, round(ttl_s * 1000))
+        try:
+            await _PUT(
+                client, keys=[self._key(key), self.index], args=[packed, ttl_ms, self.max_entries]
+            )
+        except _REDIS_ERRORS as exc:
+            logger.warning("shared cache %s not written: %s", self.index, exc)

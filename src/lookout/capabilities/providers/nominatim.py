@@ -3,9 +3,9 @@
 The public instance's usage policy (https://operations.osmfoundation.org/policies/nominatim/)
 asks for an identifying User-Agent (the fetcher sends settings.user_agent), at most one request
 per second, and caching of results. The pace is kept in Redis for every process of the
-deployment (`_PUBLIC_PACE`; `_PROCESS_PACE` for a caller with no Redis); the cache (`_ANSWERS`)
-is shared by every call in the process. A self-hosted instance is neither paced nor bound by
-that policy, but still cached.
+deployment (`_PUBLIC_PACE`; `_PROCESS_PACE` for a caller with no Redis), and so are the answers
+(`_SHARED`, behind each process's own copy, `_ANSWERS`). A self-hosted instance is neither paced
+nor bound by that policy, but still cached.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ PUBLIC_MAX_WAIT_S = 30.0
 _PUBLIC_PACE = limiter.Shared("nominatim-public", 1.0, provider=NAME, max_wait=PUBLIC_MAX_WAIT_S)
 _PROCESS_PACE = limiter.Limiter(1.0)
 _ANSWERS: cache.TTLCache[list[Any]] = cache.TTLCache(max_entries=1000)
+# ~2 KB an answer compressed (40 places at most): 10,000 keep Redis' share under ~25 MB.
+_SHARED = cache.Shared("nominatim", max_entries=10_000)
 
 
 def is_public(settings: Settings) -> bool:
@@ -94,9 +96,14 @@ async def _answer(
     redis: aioredis.Redis | None,
 ) -> list[Any]:
     url = f"{settings.nominatim_url.rstrip('/')}/search?{urlencode(params)}"
+    ttl = settings.maps_cache_ttl_s
     cached = _ANSWERS.get(url)
     if cached is not None:
         return cached
+    shared = await _SHARED.get(redis, url) if redis is not None and ttl > 0 else None
+    if shared is not None and isinstance(shared[0], list):
+        _ANSWERS.put(url, shared[0], shared[1])  # no longer than another process got it for
+        return shared[0]
     if is_public(settings) and redis is not None:
         await _PUBLIC_PACE.wait(redis)
     elif is_public(settings):
@@ -108,7 +115,9 @@ async def _answer(
         raise errors.UpstreamError(
             f"{NAME} answered JSON that is not a list of places.", provider=NAME
         )
-    _ANSWERS.put(url, payload, settings.maps_cache_ttl_s)
+    _ANSWERS.put(url, payload, ttl)
+    if redis is not None:
+        await _SHARED.put(redis, url, payload, ttl)
     return payload
 
 
