@@ -4,13 +4,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: install run dev test test-unit lint fmt bench reliability services-deps clean
+.PHONY: install run dev test test-unit lint fmt bench reliability services-deps clean constraints
 
-$(STAMP): setup.cfg pyproject.toml
+# Within constraints.txt: the versions the suite last passed with, not whatever was released since.
+$(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
+
+# Re-pin to the latest releases; run make test (which installs them) before committing the file.
+constraints:
+	rm -rf .venv-pins
+	$(PYTHON) -m venv .venv-pins
+	.venv-pins/bin/pip install -q --upgrade pip
+	.venv-pins/bin/pip install -q '.[dev]'
+	{ sed -n '1,2p' constraints.txt; .venv-pins/bin/pip freeze --exclude-editable \
+	  | grep -v -E '^lookout( |=)'; } > constraints.new
+	mv constraints.new constraints.txt
+	rm -rf .venv-pins
 
 install: $(STAMP)
 
