@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from typing import Any
 
@@ -9,6 +10,7 @@ import asyncpg
 import pytest
 
 from lookout import app
+from lookout.chat import turns
 from lookout.db import repo
 from lookout.settings import Settings
 from lookout.watches import runner
@@ -64,6 +66,34 @@ async def test_running_out_of_credits_pauses_the_watch_and_says_so(
     runs = await db.fetch("SELECT status, error FROM automation_runs ORDER BY created_at")
     assert [r["status"] for r in runs] == ["succeeded", "failed"]
     assert "credits" in runs[1]["error"]
+
+
+async def test_a_run_cut_off_before_its_turn_began_frees_the_chat_and_runs_again(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site,
+    in_process: InProcess, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    tenant = await tenant_factory(credits=10)
+    watch = await make_watch(db, settings, tenant, site.url("/cut"))
+    run_id = await repo.insert_run(
+        db, automation_id=watch.id, workspace_id=watch.workspace_id,
+        scheduled_for=dt.datetime.now(dt.UTC), manual=False,
+    )  # fmt: skip
+    assert run_id is not None
+
+    async def shutdown_lands(*args: Any, **kwargs: Any) -> Any:
+        raise asyncio.CancelledError  # after the claim took the chat's lease, before the turn
+
+    monkeypatch.setattr(turns, "execute", shutdown_lands)
+    with pytest.raises(asyncio.CancelledError):
+        await runner.execute(in_process.services, in_process.graph, run_id)
+    monkeypatch.undo()
+    leased = await db.fetchval("SELECT ai_responding FROM chats WHERE id = $1", watch.chat_id)
+    queued = await db.fetchval("SELECT status FROM automation_runs WHERE id = $1", run_id)
+
+    again = await runner.execute(in_process.services, in_process.graph, run_id)
+
+    assert (leased, queued) == (False, "queued")
+    assert again == "succeeded"  # not skipped as "the chat was answering another message"
 
 
 async def test_viewers_see_watches_but_cannot_create_run_or_stop_them(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import uuid
 
@@ -36,11 +38,24 @@ async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID
     async def renew() -> None:
         await repo.renew_run_lease(services.db, run_id=run_id, lease_s=RUN_LEASE_S)
 
-    async with heartbeat.beating(RUN_LEASE_S / 3, renew):
-        status, error, finished = await _run(services, chat_graph, claimed, chat_token)
+    try:
+        async with heartbeat.beating(RUN_LEASE_S / 3, renew):
+            status, error, finished = await _run(services, chat_graph, claimed, chat_token)
+    except BaseException:
+        if claimed.chat_leased and claimed.chat is not None:
+            await asyncio.shield(_free_chat(services, claimed.chat.id, chat_token))
+        raise
     if not finished:
         await repo.finish_run(services.db, run_id=run_id, status=status, error=error)
     return status
+
+
+async def _free_chat(services: Services, chat_id: uuid.UUID, token: uuid.UUID) -> None:
+    """Free the chat the claim leased for a turn that did not begin (shutdown landed between
+    them): its retry would find the chat busy and be skipped. A turn that began freed it itself,
+    and this token holds nothing any more: a no-op. One try; the lease expires anyway."""
+    with contextlib.suppress(errors.LookoutError):
+        await repo.release_chat_lease(services.db, chat_id=chat_id, token=token)
 
 
 async def _run(
