@@ -232,7 +232,7 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     },
     "/api/chats": {
         "get": _plain(
-            "List the workspace's chats, newest first, with their watches",
+            "List the workspace's chats, the most recently active first, with their watches",
             parameters=(_LIMIT, _number("offset", "Skip this many")),
         ),
         "post": _plain("Create a chat", status="201", body=chats.NewChat),
