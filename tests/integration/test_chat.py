@@ -8,8 +8,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lookout import app
+from lookout import app, appkeys
 from lookout.db import repo
+from lookout.ops import instrument
 from lookout.settings import Settings
 from tests.integration import sse
 from tests.integration.factories import (
@@ -157,6 +158,35 @@ async def test_the_answer_is_persisted_when_the_client_leaves(
 
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[1]["parts"][-1]["type"] == "text"
+
+
+async def test_a_turn_cut_off_while_its_answer_is_stored_keeps_the_answer(
+    client: Any, tenant_factory: TenantFactory, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = await tenant_factory(credits=10)
+    chat_id = await new_chat(client, tenant)
+    storing, release = asyncio.Event(), repo.release_chat_lease
+
+    async def slow_release(*args: Any, **kwargs: Any) -> bool:
+        if kwargs.get("message") is not None:  # the statement that stores the answer
+            storing.set()
+            await asyncio.sleep(0.3)  # still in flight when shutdown cancels the turn
+        return await release(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "release_chat_lease", slow_release)
+    asked = asyncio.create_task(say(client, tenant, chat_id, f"what is on {site.url('/menu')}?"))
+    await asyncio.wait_for(storing.wait(), 30)
+    running = set(client.server.app[appkeys.TURNS])
+    for turn in running:
+        turn.cancel()
+    await asyncio.wait(running, timeout=10)
+    stream = await asked
+
+    stored = await messages(client, tenant, chat_id)
+    assert stream.types[-1] == "finish"  # not the "interrupted" error part
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    said = " ".join(p.get("text", "") for p in stored[1]["parts"] if p["type"] == "text")
+    assert "**menu**" in said and instrument.INTERRUPTED not in said
 
 
 async def test_resume_replays_exactly_the_missed_events(

@@ -10,7 +10,8 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from typing import Any
 
 import asyncpg
 
@@ -100,7 +101,26 @@ async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncI
             yield held
     finally:
         closing = held if held.closing is not None else Held()
-        await asyncio.shield(release(
+        await _to_the_end(release(
             db, chat_id, token, message=closing.closing, settles=closing.settles,
             run_end=closing.run_end, checkpoint=closing.checkpoint,
         ))  # fmt: skip
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await `work` to its end even when this task is cancelled meanwhile, then raise the
+    cancellation: what a turn stores with its release (its answer) must be in before anything
+    else is written for it. Shielded alone, the caller went on at once and its "interrupted"
+    answer, under the same message id, could be stored first (the real one then dropped)."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.cancelled():  # the loop is closing: nothing left to wait for
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError

@@ -104,18 +104,22 @@ def chat_turn(fn: F) -> F:
 
 
 async def _interrupted(services: Any, turn: Any) -> None:
-    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer.
+    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer
+    (unless its own was stored just before the cut: then it finishes as usual).
 
     A watch's turn is left unanswered on purpose: its run goes back to the queue and the retry
     writes the answer (one per run, see chat_messages_run_role_key).
     """
     try:
         if turn.run_id is None:
-            await repo.insert_chat_message(
+            stored = await repo.insert_chat_message(
                 services.db, message_id=turn.message_id, chat_id=turn.chat.id,
                 workspace_id=turn.chat.workspace_id, role="assistant", source=turn.source,
                 parts=[{"type": "text", "text": INTERRUPTED}], run_id=None,
             )  # fmt: skip
+            if stored is None:  # the answer went in with the release, just before the cut
+                await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
+                return
         await events.publish(services.redis, turn.chat.id, turn.id, parts.error(
             "interrupted", INTERRUPTED if turn.run_id is None else "Interrupted; retrying soon."
         ))  # fmt: skip
