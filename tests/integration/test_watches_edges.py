@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from lookout import app
-from lookout.chat import turns
+from lookout.chat import events, turns
 from lookout.db import repo
 from lookout.settings import Settings
 from lookout.watches import runner
@@ -94,6 +94,38 @@ async def test_a_run_cut_off_before_its_turn_began_frees_the_chat_and_runs_again
 
     assert (leased, queued) == (False, "queued")
     assert again == "succeeded"  # not skipped as "the chat was answering another message"
+
+
+async def test_a_run_cut_off_while_its_end_is_stored_ends_its_stream_as_finished(
+    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, site: Site,
+    in_process: InProcess, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    tenant = await tenant_factory(credits=10)
+    watch = await make_watch(db, settings, tenant, site.url("/end"))
+    run_id = await repo.insert_run(
+        db, automation_id=watch.id, workspace_id=watch.workspace_id,
+        scheduled_for=dt.datetime.now(dt.UTC), manual=False,
+    )  # fmt: skip
+    assert run_id is not None
+    storing, release = asyncio.Event(), repo.release_chat_lease
+
+    async def slow_release(*args: Any, **kwargs: Any) -> bool:
+        if kwargs.get("run_end") is not None:  # the statement that also ends the run
+            storing.set()
+            await asyncio.sleep(0.3)  # still in flight when shutdown cancels the turn
+        return await release(*args, **kwargs)
+
+    monkeypatch.setattr(repo, "release_chat_lease", slow_release)
+    running = asyncio.create_task(runner.execute(in_process.services, in_process.graph, run_id))
+    await asyncio.wait_for(storing.wait(), 30)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+
+    said = await events.range_after(in_process.services.redis, watch.chat_id, "0-0")
+    status = await db.fetchval("SELECT status FROM automation_runs WHERE id = $1", run_id)
+    assert status == "succeeded"  # ended by its own release; the cut requeued nothing
+    assert said[-1][2]["type"] == "finish"  # not "Interrupted; retrying soon."
 
 
 async def test_viewers_see_watches_but_cannot_create_run_or_stop_them(

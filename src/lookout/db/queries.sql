@@ -611,6 +611,9 @@ FROM claimed LEFT JOIN latest ON true;
 UPDATE automation_runs SET status = $2, error = $3, finished_at = now(), lease_until = NULL
 WHERE id = $1 AND status = 'running';
 
+-- name: run_is_running
+SELECT status = 'running' FROM automation_runs WHERE id = $1;
+
 -- name: requeue_run
 UPDATE automation_runs SET status = 'queued', lease_until = NULL
 WHERE id = $1 AND status = 'running';

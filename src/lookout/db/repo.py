@@ -891,6 +891,10 @@ async def finish_run(db: Executor, *, run_id: uuid.UUID, status: str, error: str
     await execute(db, "finish_run", run_id, status, error)
 
 
+async def run_is_running(db: Executor, *, run_id: uuid.UUID) -> bool:
+    return bool(await fetchval(db, "run_is_running", run_id))
+
+
 async def requeue_run(db: Executor, *, run_id: uuid.UUID) -> None:
     await execute(db, "requeue_run", run_id)
 

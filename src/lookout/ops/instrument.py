@@ -104,8 +104,8 @@ def chat_turn(fn: F) -> F:
 
 
 async def _interrupted(services: Any, turn: Any) -> None:
-    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer
-    (unless its own was stored just before the cut: then it finishes as usual).
+    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer.
+    One whose release stored its answer (or ended its run) just before the cut finishes as usual.
 
     A watch's turn is left unanswered on purpose: its run goes back to the queue and the retry
     writes the answer (one per run, see chat_messages_run_role_key).
@@ -120,6 +120,10 @@ async def _interrupted(services: Any, turn: Any) -> None:
             if stored is None:  # the answer went in with the release, just before the cut
                 await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
                 return
+        elif not await repo.run_is_running(services.db, run_id=turn.run_id):
+            # The release ended the run with its answer just before the cut: nothing to retry.
+            await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
+            return
         await events.publish(services.redis, turn.chat.id, turn.id, parts.error(
             "interrupted", INTERRUPTED if turn.run_id is None else "Interrupted; retrying soon."
         ))  # fmt: skip
