@@ -133,13 +133,7 @@ def main() -> int:
         serve(args.serve, args.port)
         return 0
     with services.backing() as (dsn, redis_url):
-        env = {
-            **os.environ,
-            "DATABASE_URL": dsn,
-            "REDIS_URL": redis_url,
-            "LOOKOUT_SECRET_KEY": "bench-secret",
-            "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
-        }
+        env = services.server_env(dsn, redis_url)
         key = asyncio.run(door.seed(dsn))
         started = time.monotonic()
         asyncio.run(measure(args, env, key))

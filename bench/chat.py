@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import time
@@ -160,13 +159,7 @@ def main() -> int:
     parser.add_argument("--listeners", type=int, default=200)
     args = parser.parse_args()
     with services.backing() as (dsn, redis_url):
-        env = {
-            **os.environ,
-            "DATABASE_URL": dsn,
-            "REDIS_URL": redis_url,
-            "LOOKOUT_SECRET_KEY": "bench-secret",
-            "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
-        }
+        env = services.server_env(dsn, redis_url)
         key = asyncio.run(door.seed(dsn))
         results = asyncio.run(measure(args, env, key))
     lat, fan = results["latency"], results["fan_out"]

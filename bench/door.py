@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import socket
 import statistics
 import subprocess
@@ -243,13 +242,7 @@ def main() -> int:
         {"page": serve_page, "bare": serve_bare, "door": serve_door}[args.serve](args.port)
         return 0
     with services.backing() as (dsn, redis_url):
-        env = {
-            **os.environ,
-            "DATABASE_URL": dsn,
-            "REDIS_URL": redis_url,
-            "LOOKOUT_SECRET_KEY": "bench-secret",
-            "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
-        }
+        env = services.server_env(dsn, redis_url)
         key = asyncio.run(seed(dsn))
         results = asyncio.run(measure(args, env, key, service_pids(dsn, redis_url)))
     ratio = results["door"]["rps"] / results["bare"]["rps"]

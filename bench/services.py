@@ -27,3 +27,14 @@ def backing() -> Iterator[tuple[str, str]]:
             yield postgres.url, redis.url
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def server_env(dsn: str, redis_url: str) -> dict[str, str]:
+    """The environment of a Lookout server process a benchmark starts on `backing()`."""
+    return {
+        **os.environ,
+        "DATABASE_URL": dsn,
+        "REDIS_URL": redis_url,
+        "LOOKOUT_SECRET_KEY": "bench-secret",
+        "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
+    }

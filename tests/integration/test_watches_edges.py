@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import uuid
 from typing import Any
 
 import asyncpg
@@ -20,16 +21,22 @@ from tests.integration.test_watches import InProcess, answers, in_process, make_
 __all__ = ["in_process", "site", "tenant_factory"]
 
 
+async def queued_run(db: asyncpg.Pool, watch: repo.Automation) -> uuid.UUID:
+    """A scheduled run of `watch`, due now, as the dispatcher queues it."""
+    run_id = await repo.insert_run(
+        db, automation_id=watch.id, workspace_id=watch.workspace_id,
+        scheduled_for=dt.datetime.now(dt.UTC), manual=False,
+    )  # fmt: skip
+    assert run_id is not None
+    return run_id
+
+
 @pytest.fixture
 def run_now(db: asyncpg.Pool, in_process: InProcess) -> Any:
     """run(watch) -> the final status of one scheduled run, executed in this process."""
 
     async def run(watch: repo.Automation) -> str:
-        run_id = await repo.insert_run(
-            db, automation_id=watch.id, workspace_id=watch.workspace_id,
-            scheduled_for=dt.datetime.now(dt.UTC), manual=False,
-        )  # fmt: skip
-        assert run_id is not None
+        run_id = await queued_run(db, watch)
         return await runner.execute(in_process.services, in_process.graph, run_id)
 
     return run
@@ -74,11 +81,7 @@ async def test_a_run_cut_off_before_its_turn_began_frees_the_chat_and_runs_again
 ) -> None:  # fmt: skip
     tenant = await tenant_factory(credits=10)
     watch = await make_watch(db, settings, tenant, site.url("/cut"))
-    run_id = await repo.insert_run(
-        db, automation_id=watch.id, workspace_id=watch.workspace_id,
-        scheduled_for=dt.datetime.now(dt.UTC), manual=False,
-    )  # fmt: skip
-    assert run_id is not None
+    run_id = await queued_run(db, watch)
 
     async def shutdown_lands(*args: Any, **kwargs: Any) -> Any:
         raise asyncio.CancelledError  # after the claim took the chat's lease, before the turn
@@ -102,11 +105,7 @@ async def test_a_run_cut_off_while_its_end_is_stored_ends_its_stream_as_finished
 ) -> None:  # fmt: skip
     tenant = await tenant_factory(credits=10)
     watch = await make_watch(db, settings, tenant, site.url("/end"))
-    run_id = await repo.insert_run(
-        db, automation_id=watch.id, workspace_id=watch.workspace_id,
-        scheduled_for=dt.datetime.now(dt.UTC), manual=False,
-    )  # fmt: skip
-    assert run_id is not None
+    run_id = await queued_run(db, watch)
     storing, release = asyncio.Event(), repo.release_chat_lease
 
     async def slow_release(*args: Any, **kwargs: Any) -> bool:
