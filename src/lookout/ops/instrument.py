@@ -120,7 +120,7 @@ async def _interrupted(services: Any, turn: Any) -> None:
             if stored is None:  # the answer went in with the release, just before the cut
                 await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
                 return
-        elif not await repo.run_is_running(services.db, run_id=turn.run_id):
+        elif await _run_ended(services, turn.run_id):
             # The release ended the run with its answer just before the cut: nothing to retry.
             await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
             return
@@ -129,6 +129,14 @@ async def _interrupted(services: Any, turn: Any) -> None:
         ))  # fmt: skip
     except Exception:
         logger.exception("could not record an interrupted turn")
+
+
+async def _run_ended(services: Any, run_id: uuid.UUID) -> bool:
+    """Whether the run is over; unknown (the database away) counts as not."""
+    try:
+        return not await repo.run_is_running(services.db, run_id=run_id)
+    except errors.LookoutError:
+        return False
 
 
 def watch_run(fn: F) -> F:
