@@ -11,6 +11,8 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.commands.core import AsyncScript
 
 MAX_CONNECTIONS = 100
+# What Redis being away (restarting, unreachable, too slow) raises through this client.
+UNREACHABLE = (aioredis.ConnectionError, aioredis.TimeoutError, OSError)
 # Waiting for a connection beyond this means Redis is the bottleneck: say so (Unavailable).
 POOL_WAIT_S = 10
 # Must outlast the longest blocking read (chat.hub's XREAD blocks for 5 s).

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import sys
 
 import pytest
 import redis.asyncio as aioredis
+from aiohttp.test_utils import unused_port
 
 from lookout import errors
 from lookout.capabilities.providers import limiter
@@ -75,10 +75,7 @@ async def test_a_caller_past_max_wait_is_refused_and_takes_no_slot(redis_url: st
 
 
 async def test_redis_down_is_unavailable() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # nothing listens on it once closed
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{port}")
+    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{unused_port()}")
     pace = limiter.Shared("test", 1.0, provider="Test", max_wait=30)
 
     with pytest.raises(errors.Unavailable, match="pacer of our requests to Test"):

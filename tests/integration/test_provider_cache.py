@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import redis.asyncio as aioredis
+from aiohttp.test_utils import unused_port
 
 from lookout.capabilities.providers import cache
 
@@ -43,10 +43,7 @@ async def test_nothing_is_kept_for_no_time(redis_url: str) -> None:
 
 
 async def test_redis_away_is_a_miss_and_a_put_not_kept() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # nothing listens there once closed
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{port}")
+    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{unused_port()}")
     shared = cache.Shared("test", max_entries=3)
 
     await shared.put(client, "k", [1], 60)

@@ -79,7 +79,7 @@ async def enforce(
     `revoked_marker` is set)."""
     try:
         decision = await hit(client, subject=subject, limit=limit, revoked_marker=revoked_marker)
-    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+    except redis_client.UNREACHABLE as exc:
         raise errors.Unavailable("The rate limiter is unavailable; retry shortly.") from exc
     if decision.revoked:
         raise errors.Unauthenticated("This API key is not valid or has been revoked.")

@@ -89,7 +89,7 @@ def unavailable() -> Iterator[None]:
     was answered 500: tests/reliability/test_faults_redis.py)."""
     try:
         yield
-    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+    except redis_client.UNREACHABLE as exc:
         raise errors.Unavailable("The event stream is unavailable; retry shortly.") from exc
 
 

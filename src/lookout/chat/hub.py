@@ -23,6 +23,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from lookout import redis_client
 from lookout.chat import events, parts
 
 logger = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ class Hub:
         while self._reading < self._version and self._client_id is not None:
             try:
                 await self.redis.client_unblock(self._client_id)
-            except (aioredis.ConnectionError, aioredis.TimeoutError, OSError):
+            except redis_client.UNREACHABLE:
                 return  # the reader meets the same outage and re-reads when it is over
             await asyncio.sleep(_WAKE_RETRY_S)
 
@@ -121,7 +122,7 @@ class Hub:
             await self._listening.wait()
             try:
                 await self._read_once()
-            except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+            except redis_client.UNREACHABLE as exc:
                 self._client_id = None  # a new connection has a new id
                 logger.warning("event hub lost Redis (%s); retrying", type(exc).__name__)
                 await asyncio.sleep(_RETRY_S)

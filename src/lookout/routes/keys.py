@@ -9,7 +9,7 @@ import asyncpg
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from lookout import appkeys, errors
+from lookout import appkeys, errors, redis_client
 from lookout.access import accounts, auth, keys, principals
 from lookout.db import repo
 from lookout.routes import auth as auth_routes
@@ -52,7 +52,7 @@ async def announce_revocation(redis: aioredis.Redis, key_id: uuid.UUID) -> None:
     """
     try:
         await redis.set(keys.revoked_marker(key_id), "1", ex=keys.REVOKED_MARKER_TTL_S)
-    except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+    except redis_client.UNREACHABLE as exc:
         raise errors.Unavailable(
             "The key is revoked, but Redis could not be told, so a web process may accept it "
             f"for up to {keys.CACHE_TTL_S:.0f} s; repeat this request to finish revoking."

@@ -71,6 +71,7 @@ if over > 0 then
 end
 return over
 """)
+# Wider than redis_client.UNREACHABLE: whatever Redis answers, a cache is a miss, never an error.
 _REDIS_ERRORS = (aioredis.RedisError, OSError)
 
 

@@ -85,7 +85,7 @@ class Shared:
                     args=[round(self.interval * 1000), round(self.max_wait * 1000)],
                 )
             )
-        except (aioredis.ConnectionError, aioredis.TimeoutError, OSError) as exc:
+        except redis_client.UNREACHABLE as exc:
             raise errors.Unavailable(
                 f"The pacer of our requests to {self.provider} is unavailable; retry shortly."
             ) from exc
