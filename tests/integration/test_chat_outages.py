@@ -137,3 +137,36 @@ async def test_an_answer_whose_write_meets_an_outage_is_stored_once_the_database
     # And so is the state the next turn reads (written with the answer, by the same retry)
     saved = "SELECT count(*) FROM checkpoints WHERE thread_id = $1"
     assert await db.fetchval(saved, chat.id) == 1
+
+
+async def test_an_answer_streamed_through_a_redis_outage_is_stored_and_streamed_to_its_end(
+    chat: Chat, db: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the turn's stream writes failing for longer than the Redis client's own retries
+    publish_many = events.publish_many
+    away_until = asyncio.get_running_loop().time() + 1.5
+    refused: list[int] = []
+
+    async def restarting(*args: Any) -> list[str]:
+        if asyncio.get_running_loop().time() < away_until:
+            refused.append(len(args[3]))
+            raise REDIS_DOWN
+        return await publish_many(*args)
+
+    monkeypatch.setattr(events, "publish_many", restarting)
+
+    # When a message is posted
+    result = await chat.say("hello")
+
+    # Then the stream carries the whole turn once Redis is back, ending with its finish
+    assert refused, "the outage did not meet the turn"
+    assert result.status == 200 and result.parts[0]["type"] == "start", result.parts
+    assert result.parts[-1]["type"] == "finish", result.parts
+    assert [p["type"] for p in result.parts].count("start") == 1
+    # And the answer is stored, and the chat is free
+    chat_id, workspace_id = uuid.UUID(chat.id), chat.tenant.workspace.id
+    stored = await repo.list_chat_messages(
+        db, chat_id=chat_id, workspace_id=workspace_id, after_seq=0, limit=10
+    )
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert await repo.chat_busy_until(db, chat_id=chat_id) is None

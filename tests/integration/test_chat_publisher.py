@@ -1,11 +1,12 @@
 """A turn's publisher against a real Redis: parts in order, coalesced writes, the in-flight
-pointer, and a failed write raised to the turn."""
+pointer, writes retried while Redis restarts, and what cannot be written raised to the turn."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import redis.asyncio as aioredis
 
 from lookout import errors, redis_client
 from lookout.chat import events, parts
+from tests.reliability import faults_stack
 
 
 @pytest.fixture
@@ -121,23 +123,111 @@ async def test_a_lingering_publisher_still_writes_a_long_turn_as_it_goes(
     assert writes == [1, 1] and await events.active_turn(redis, chat) is None
 
 
-async def test_a_failed_write_is_raised_by_the_next_emit_and_by_drain(
+async def test_parts_emitted_while_redis_restarts_are_written_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    # Given a turn streaming through its own redis-server
+    server = faults_stack.Redis(tmp_path / "redis")
+    redis = redis_client.connect(server.url)
+    chat, turn = uuid.uuid4(), uuid.uuid4()
+    publisher = events.Publisher(redis, chat, turn)
+    before = [parts.start("m1"), parts.text_start("t"), parts.text_delta("t", "one ")]
+    during = [parts.text_delta("t", f"word{i} ") for i in range(5)]
+    after = [parts.text_end("t"), parts.finish()]
+    try:
+        for part in before:
+            await publisher.emit(part)
+        await publisher.drain()
+
+        # When Redis goes away for longer than the client's own retries while the turn goes on
+        await asyncio.to_thread(server.stop)
+        for part in during:
+            await publisher.emit(part)
+            await asyncio.sleep(0.3)
+        await asyncio.to_thread(server.start)
+        for part in after:
+            await publisher.emit(part)
+        await publisher.drain()
+
+        # Then every part is on the stream once, in order, and the turn ended its mark
+        stored = await events.range_after(redis, chat, "0-0")
+        active = await events.active_turn(redis, chat)
+    finally:
+        await redis.aclose()
+        server.stop()
+    assert [part for _, _, part in stored] == before + during + after
+    assert active is None
+
+
+async def test_a_batch_whose_answer_was_lost_is_not_written_twice(
     redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given Redis refusing writes
-    async def gone(*args: Any) -> list[str]:
-        raise errors.Unavailable("The event stream is unavailable; retry shortly.")
+    # Given a write that reaches Redis but whose answer is lost (the connection drops after it)
+    publish_many = events.publish_many
+    tries: list[int] = []
 
-    monkeypatch.setattr(events, "publish_many", gone)
+    async def answer_lost_once(*args: Any) -> list[str]:
+        ids = await publish_many(*args)
+        tries.append(len(ids))
+        if len(tries) == 1:
+            raise errors.Unavailable(events.STREAM_AWAY)
+        return ids
+
+    monkeypatch.setattr(events, "publish_many", answer_lost_once)
+    chat, turn = uuid.uuid4(), uuid.uuid4()
+    publisher = events.Publisher(redis, chat, turn)
+
+    # When the publisher tries it again, and the turn goes on
+    emitted = [parts.start("m1"), parts.text_start("t"), parts.text_delta("t", "hi")]
+    for part in emitted:
+        await publisher.emit(part)
+    await publisher.drain()
+    await publisher.emit(parts.finish())
+    await publisher.drain()
+
+    # Then the batch is on the stream once, and the turn's next one after it
+    stored = await events.range_after(redis, chat, "0-0")
+    assert [part for _, _, part in stored] == [*emitted, parts.finish()]
+    assert tries == [3, 0, 1]
+
+
+async def test_drain_raises_when_redis_stays_away_through_its_wait(tmp_path: Path) -> None:
+    # Given a turn's Redis gone
+    server = faults_stack.Redis(tmp_path / "redis")
+    redis = redis_client.connect(server.url)
+    publisher = events.Publisher(redis, uuid.uuid4(), uuid.uuid4())
+    await asyncio.to_thread(server.stop)
+    try:
+        # When the turn ends while it is still away
+        await publisher.emit(parts.start("m1"))
+        with pytest.raises(errors.Unavailable):
+            await publisher.drain(wait_s=1.5)
+        # Then the turn learns of it at drain, and at any later emit; no write is left retrying
+        with pytest.raises(errors.Unavailable):
+            await publisher.emit(parts.text_start("t"))
+        await asyncio.sleep(0.05)  # a cancelled task ends on its next step
+        assert [t for t in asyncio.all_tasks() if "_write" in repr(t.get_coro())] == []
+    finally:
+        await redis.aclose()
+
+
+async def test_a_write_failing_for_another_reason_is_raised_at_once(
+    redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given Redis refusing writes (not away: out of memory)
+    async def refused(*args: Any) -> list[str]:
+        raise aioredis.ResponseError("OOM command not allowed when used memory > 'maxmemory'.")
+
+    monkeypatch.setattr(events, "publish_many", refused)
     publisher = events.Publisher(redis, uuid.uuid4(), uuid.uuid4())
 
     # When a part is emitted (the write happens behind it)
     await publisher.emit(parts.start("m1"))
 
-    # Then the turn learns of the failure: at drain, and at any later emit
-    with pytest.raises(errors.Unavailable):
-        await publisher.drain()
-    with pytest.raises(errors.Unavailable):
+    # Then the turn learns of the failure at drain, without waiting, and at any later emit
+    with pytest.raises(aioredis.ResponseError):
+        await asyncio.wait_for(publisher.drain(), 1.0)
+    with pytest.raises(aioredis.ResponseError):
         await publisher.emit(parts.text_start("t"))
 
 

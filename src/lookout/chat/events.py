@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -18,9 +19,17 @@ import redis.asyncio as aioredis
 from lookout import errors, redis_client
 from lookout.chat import parts
 
+logger = logging.getLogger(__name__)
+
 MAXLEN = 5000
 TTL_S = 24 * 3600
 ACTIVE_TTL_S = 3600
+STREAM_AWAY = "The event stream is unavailable; retry shortly."
+# A turn's writes while Redis is away: tried again after these pauses (then every last one),
+# for as long as the turn runs and DRAIN_WAIT_S after it; at most MAX_PENDING parts wait.
+RETRY_S = (0.1, 0.2, 0.5, 1.0, 2.0)
+DRAIN_WAIT_S = 20.0
+MAX_PENDING = 10_000
 
 
 def stream_key(chat_id: uuid.UUID) -> str:
@@ -29,6 +38,10 @@ def stream_key(chat_id: uuid.UUID) -> str:
 
 def active_key(chat_id: uuid.UUID) -> str:
     return f"lookout:chat:{chat_id}:active"
+
+
+def written_key(chat_id: uuid.UUID) -> str:
+    return f"lookout:chat:{chat_id}:written"
 
 
 def previous_id(entry_id: str) -> str:
@@ -51,11 +64,20 @@ async def publish(
 
 # Appends a batch of parts in order in one command: a `start` marks the turn in flight (the
 # pointer names the start's own id, known only inside Redis), a finish or error clears the mark
-# and lets the stream expire TTL_S after the turn. ARGV: turn, maxlen, ttl, active ttl, then a
-# (kind, part json) pair a part. Returns the ids.
+# and lets the stream expire TTL_S after the turn. A numbered batch is written once: the number
+# of the turn's last one is kept, and a batch sent again (its first try's answer was lost to an
+# outage, not its write) adds nothing. ARGV: turn, maxlen, ttl, active ttl, batch number (0: not
+# numbered), then a (kind, part json) pair a part. Returns the ids (none for a batch sent again).
 _PUBLISH = redis_client.Script("""
+if ARGV[5] ~= '0' then
+  local numbered = ARGV[1] .. ' ' .. ARGV[5]
+  if redis.call('GET', KEYS[3]) == numbered then
+    return {}
+  end
+  redis.call('SET', KEYS[3], numbered, 'EX', ARGV[4])
+end
 local ids = {}
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*',
                         'turn', ARGV[1], 'part', ARGV[i + 1])
   ids[#ids + 1] = id
@@ -71,15 +93,21 @@ return ids
 
 
 async def publish_many(
-    redis: aioredis.Redis, chat_id: uuid.UUID, turn_id: uuid.UUID, batch: list[parts.Part]
+    redis: aioredis.Redis,
+    chat_id: uuid.UUID,
+    turn_id: uuid.UUID,
+    batch: list[parts.Part],
+    number: int = 0,
 ) -> list[str]:
-    """Append parts in order, in one round trip (one script); their ids."""
-    args: list[str | int] = [str(turn_id), MAXLEN, TTL_S, ACTIVE_TTL_S]
+    """Append parts in order, in one round trip (one script); their ids. A batch with a
+    `number` (the turn's count of its batches) sent again is not written twice."""
+    args: list[str | int] = [str(turn_id), MAXLEN, TTL_S, ACTIVE_TTL_S, number]
     for part in batch:
         kind = "end" if part["type"] in parts.TERMINAL else part["type"]
         args += [kind, json.dumps(part)]
+    keys = [stream_key(chat_id), active_key(chat_id), written_key(chat_id)]
     with unavailable():
-        added = await _PUBLISH(redis, keys=[stream_key(chat_id), active_key(chat_id)], args=args)
+        added = await _PUBLISH(redis, keys=keys, args=args)
     return [_text(entry_id) for entry_id in added]
 
 
@@ -90,7 +118,7 @@ def unavailable() -> Iterator[None]:
     try:
         yield
     except redis_client.UNREACHABLE as exc:
-        raise errors.Unavailable("The event stream is unavailable; retry shortly.") from exc
+        raise errors.Unavailable(STREAM_AWAY) from exc
 
 
 async def active_turn(redis: aioredis.Redis, chat_id: uuid.UUID) -> tuple[str, str] | None:
@@ -176,8 +204,11 @@ class Publisher:
     With `linger_s`, a write first waits that long (or until `drain`) for more parts: a turn
     nobody is waiting on (a scheduled one) that ends within it is written in one round trip.
 
-    A failed write (Redis gone) is raised by the next `emit` or by `drain`; `drain` also waits
-    until everything emitted so far is written (the end of a turn).
+    Redis away (Unavailable) does not stop the turn: the write is tried again with backoff, its
+    parts still first in line, while the turn goes on, so an outage that ends before the turn
+    (or within `drain`'s wait after it) loses no part. Whatever else fails a write is raised by
+    the next `emit` or by `drain`; `drain` waits until everything emitted so far is written and
+    raises when Redis stayed away through its wait; `emit` raises once MAX_PENDING parts wait.
     """
 
     def __init__(
@@ -197,21 +228,36 @@ class Publisher:
         self._pending: list[parts.Part] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._away: errors.Unavailable | None = None  # the last write's outage, while retrying
+        self._batches = 0  # numbers each write: a batch tried again is written once
 
     async def emit(self, part: parts.Part) -> None:
         if self._failure is not None:
             raise self._failure
+        if self._away is not None and len(self._pending) >= MAX_PENDING:
+            raise self._away
         self._pending.append(part)
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
 
-    async def drain(self) -> None:
+    async def drain(self, wait_s: float = DRAIN_WAIT_S) -> None:
         self._drained = True
         self._wake.set()
-        if self._writer is not None:
-            await asyncio.shield(self._writer)
+        writer = self._writer
+        if writer is not None and not writer.done():
+            try:
+                done, _ = await asyncio.wait({writer}, timeout=wait_s)
+            finally:
+                self.close()  # cancelled, or Redis still away: what is left is not written
+            if not done:
+                self._failure = self._failure or self._away or errors.Unavailable(STREAM_AWAY)
         if self._failure is not None:
             raise self._failure
+
+    def close(self) -> None:
+        """Stop writing (a write still being retried is given up)."""
+        if self._writer is not None:
+            self._writer.cancel()
 
     async def _write(self) -> None:
         if self._linger_s and not self._drained:
@@ -221,9 +267,24 @@ class Publisher:
             self._wake.clear()
         else:
             await asyncio.sleep(0)  # the emitter's next parts at hand join this write
-        while self._pending and self._failure is None:
-            batch, self._pending = self._pending, []
+        tries, retry = 0, False
+        while (retry or self._pending) and self._failure is None:
+            if not retry:
+                batch, self._pending = self._pending, []
+                self._batches += 1
             try:
-                await publish_many(self.redis, self.chat_id, self.turn_id, batch)
+                await publish_many(self.redis, self.chat_id, self.turn_id, batch, self._batches)
+            except errors.Unavailable as exc:  # the same batch again shortly (written once)
+                retry = True
+                if self._away is None:
+                    logger.warning("chat stream away, retrying its writes: %s", exc.__cause__)
+                self._away = exc
+                await asyncio.sleep(RETRY_S[min(tries, len(RETRY_S) - 1)])
+                tries += 1
+                continue
             except Exception as exc:  # kept for the turn to raise: a writer task has no caller
                 self._failure = exc
+                return
+            if self._away is not None:
+                logger.info("chat stream back after %d retries", tries)
+            self._away, tries, retry = None, 0, False

@@ -30,6 +30,7 @@ MAX_TEXT = 8000
 # A scheduled turn has nobody waiting on each word: its parts go out together, at the end or
 # every this many seconds (a watch that scrapes one page is one Redis write, not five).
 SCHEDULED_LINGER_S = 0.5
+CANCELLED_DRAIN_S = 1.0
 WatchFactory = Callable[[TurnContext], WatchTools | None]
 # A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
 # is then finished in the statement that stores the answer (see runner).
@@ -126,14 +127,21 @@ async def execute(
             await publisher.drain()
         raise
     except asyncio.CancelledError:
-        # What was emitted goes out before the interruption notice (instrument.chat_turn).
+        # What was emitted goes out before the interruption notice (instrument.chat_turn),
+        # within the shutdown's wait for it.
         with contextlib.suppress(errors.LookoutError):
-            await publisher.drain()
+            await publisher.drain(CANCELLED_DRAIN_S)
+        raise
+    except BaseException:
+        publisher.close()  # no write left retrying behind a turn that went wrong
         raise
     # After the release: a client that sends its next message on `finish` finds the chat free.
-    if not failed:
-        await emit(parts.finish())
-    await publisher.drain()
+    try:
+        if not failed:
+            await emit(parts.finish())
+        await publisher.drain()
+    except errors.Unavailable as exc:  # the answer is stored: only the live stream missed it
+        logger.warning("turn stored but not streamed to its end: %s", exc.message)
     await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
 
