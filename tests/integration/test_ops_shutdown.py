@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -54,6 +55,7 @@ def started(settings: Settings, *command: str, **env: str) -> Iterator[subproces
         process = subprocess.Popen(
             [sys.executable, "-m", "lookout.cli", *command],
             env={**workers.env_for(settings), **env}, stdout=sink, stderr=subprocess.STDOUT,
+            start_new_session=True,  # a process group of its own, as a Procfile host starts it
         )  # fmt: skip
         process.log = log  # type: ignore[attr-defined]
         try:
@@ -64,9 +66,13 @@ def started(settings: Settings, *command: str, **env: str) -> Iterator[subproces
                 process.wait()
 
 
-async def stop(process: subprocess.Popen[bytes], within: float) -> int:
-    """SIGTERM, then the exit code (the process must be gone within `within` seconds)."""
-    process.send_signal(signal.SIGTERM)
+async def stop(process: subprocess.Popen[bytes], within: float, *, group: bool = False) -> int:
+    """SIGTERM, then the exit code (the process must be gone within `within` seconds). With
+    `group`, to every process of its group at once, as honcho and Heroku stop a dyno's."""
+    if group:
+        os.killpg(process.pid, signal.SIGTERM)
+    else:
+        process.send_signal(signal.SIGTERM)
     return await asyncio.wait_for(asyncio.to_thread(process.wait), within)
 
 
@@ -94,8 +100,13 @@ def worker_command() -> tuple[str, ...]:
     return ("worker", "--processes", "1", "--threads", "2")
 
 
+@pytest.mark.parametrize("group", [False, True], ids=["main-process", "process-group"])
 async def test_a_worker_stopped_mid_turn_finishes_it_within_the_grace_period(
-    db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, slow_page: dict[str, Any]
+    db: asyncpg.Pool,
+    settings: Settings,
+    tenant_factory: TenantFactory,
+    slow_page: dict[str, Any],
+    group: bool,
 ) -> None:
     # Given a scheduled turn running on a worker, reading a page that takes 3 s
     slow_page["delay"] = 3.0
@@ -106,8 +117,9 @@ async def test_a_worker_stopped_mid_turn_finishes_it_within_the_grace_period(
         await asyncio.to_thread(broker.setup(settings).get_actor("chat_message").send, str(run_id))
         await until(lambda: _is(db, run_id, "running"))
 
-        # When the worker is told to stop
-        code = await stop(worker, within=40)
+        # When the worker is told to stop: its main process, or (a Procfile host) every
+        # process of it, each worker process then hearing it twice (the parent forwards it)
+        code = await stop(worker, within=40, group=group)
 
     # Then it finished the turn first: the run succeeded and the answer is stored
     assert code == 0, worker.log.read_text()[-2000:]  # type: ignore[attr-defined]

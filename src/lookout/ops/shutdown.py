@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import threading
+import time
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
@@ -29,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CANCEL_WAIT_S = 5.0  # for cut-off turns to write their "interrupted" answer
+REPEATED_STOP_S = 5.0  # a stop signal again within this is the same stop, heard twice
 
 
 async def drain(app: web.Application) -> None:
@@ -93,6 +96,10 @@ class GracefulStop(dramatiq.Middleware):
 
     after_skip_message = after_process_message
 
+    def after_worker_boot(self, broker: dramatiq.Broker, worker: Any) -> None:
+        if threading.current_thread() is threading.main_thread():  # where handlers are set
+            _hear_stop_once(signal.SIGTERM)
+
     def before_worker_shutdown(self, broker: dramatiq.Broker, worker: Any) -> None:
         timer = threading.Timer(self.grace_s, self._interrupt)
         timer.daemon = True
@@ -105,3 +112,30 @@ class GracefulStop(dramatiq.Middleware):
             logger.warning("shutdown: grace period over, interrupting a running message")
             # The AsyncIO middleware turns this into a cancellation of the actor's coroutine.
             raise_thread_exception(thread_id, Shutdown)  # type: ignore[no-untyped-call]
+
+
+def _hear_stop_once(signum: int) -> None:
+    """In a Dramatiq worker process: the same stop signal heard again within
+    REPEATED_STOP_S of the first is not Dramatiq's "kill now".
+
+    A Procfile host (honcho, Heroku) sends SIGTERM to every process at once, and Dramatiq's
+    main process forwards its own to each worker process: each heard it twice, took the second
+    for "kill now" and raised SystemExit past its graceful stop. GracefulStop never ran, the
+    worker threads kept the process alive, and the host's SIGKILL ended it mid-turn. A second
+    signal later than that still kills.
+    """
+    handler = signal.getsignal(signum)
+    if not callable(handler) or "worker_process" not in getattr(handler, "__qualname__", ""):
+        return  # not Dramatiq's worker process (a test's worker thread, the scheduler)
+    first: list[float] = []
+
+    def once(number: int, frame: Any) -> None:
+        now = time.monotonic()
+        if first and now - first[0] < REPEATED_STOP_S:
+            logger.info("shutdown: signal %d again, %.2f s after the first: ignored", number,
+                        now - first[0])  # fmt: skip
+            return
+        first[:] = first or [now]
+        handler(number, frame)
+
+    signal.signal(signum, once)
