@@ -15,9 +15,12 @@ from pathlib import Path
 from lookout import devservices
 from lookout.access import accounts
 from lookout.db import migrate, pool, repo
+from lookout.ops import shutdown
+from lookout.settings import Settings
 
 DEMO_EMAIL = "demo@lookout.local"
 DEMO_CREDITS = 1000
+KILL_MARGIN_S = 5.0
 
 
 def _root() -> Path:
@@ -90,19 +93,32 @@ def _announce(port: str, key: str | None, root: Path) -> None:
         print(f"Demo login: see {root / 'demo.txt'}\n", flush=True)
 
 
+# honcho, told how long to wait for the processes after Ctrl-C before it kills them (its own
+# wait, 5 s, is a module constant).
+_HONCHO = (
+    "import sys, honcho.manager as m; m.KILL_WAIT = float(sys.argv.pop(1)); "
+    "from honcho.command import main; sys.exit(main())"
+)
+
+
+def honcho_command(procfile: Path, kill_wait_s: float, *names: str) -> list[str]:
+    """`honcho start` of `names`, killing what still runs `kill_wait_s` after the first
+    process stopped (honcho's own wait is 5 s)."""
+    return [sys.executable, "-c", _HONCHO, str(kill_wait_s), "-f", str(procfile), "start", *names]
+
+
 def _supervise(env: dict[str, str]) -> int:
-    """Run web + worker + scheduler from the Procfile with honcho until Ctrl-C."""
+    """Run web + worker + scheduler from the Procfile with honcho until Ctrl-C.
+
+    After Ctrl-C a process with work in flight finishes it (or hands it back) within the
+    shutdown grace period plus the wait for cut-off turns; honcho waits that long before it
+    kills (it killed them after 5 s: a turn cut there was neither answered nor handed back).
+    Processes with nothing in flight stop at once.
+    """
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    command = [
-        os.path.join(bin_dir, "honcho"),
-        "-f",
-        str(_procfile()),
-        "start",
-        "web",
-        "worker",
-        "scheduler",
-    ]
+    kill_wait = Settings.from_env(env).shutdown_grace_s + shutdown.CANCEL_WAIT_S + KILL_MARGIN_S
+    command = honcho_command(_procfile(), kill_wait, "web", "worker", "scheduler")
     child = subprocess.Popen(command, env=env)
 
     def forward(signum: int, frame: object) -> None:
