@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ import pytest
 from playwright.async_api import Dialog, Page, expect
 from playwright.async_api import Error as PlaywrightError
 
-from lookout import app
+from lookout import app, errors
+from lookout.chat import events
 from lookout.settings import Settings
 from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab
 
@@ -293,6 +295,43 @@ async def test_settings_connect_an_agent_usage_and_connectors(
     # When they sign out, Then the sign-in form is back and signing in restores their chats
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert desktop.errors == []
+
+
+async def test_an_answer_whose_stream_loses_redis_resumes_and_shows_once(
+    lookout_url: str, bakery: Bakery, desktop: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a service whose event stream fails under the next answer's reader, once, right
+    # after the turn's first part (the turn itself goes on)
+    turn_events = events.turn_events
+    cut: list[str] = []
+
+    async def away_once(*args: Any) -> AsyncIterator[tuple[str, Any]]:
+        async for entry in turn_events(*args):
+            yield entry
+            if not cut:
+                cut.append(entry[1]["type"])
+                raise errors.Unavailable(events.STREAM_AWAY)
+
+    page = desktop.page
+    await sign_up(page, lookout_url)
+    await expect(page.get_by_test_id("balance")).to_have_text("100 credits")
+    monkeypatch.setattr(events, "turn_events", away_once)
+
+    # When they ask about a (slow) page
+    bakery.delay = 1.5
+    await page.get_by_role("link", name="+ New chat").click()
+    await say(page, f"what is on {bakery.url} right now?")
+
+    # Then the page picks the turn up again and shows the whole answer, once, with no error
+    card = page.locator("details.tool-card")
+    await expect(card).to_contain_text("Corner Bakery opening hours")
+    answer = page.locator(".message.assistant .text").last
+    await expect(answer).to_contain_text("Fresh bread on Baker Street")
+    await expect(page.locator(".message.assistant")).to_have_count(1)
+    await expect(page.locator(".message.user")).to_have_count(1)
+    await expect(page.locator(".message.assistant")).not_to_contain_text("unavailable")
+    assert cut == ["start"]
     assert desktop.errors == []
 
 

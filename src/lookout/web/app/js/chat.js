@@ -15,6 +15,13 @@ const NEAR_BOTTOM_PX = 120;
 
 const sleep = (ms) => new Promise((resolve) => { window.setTimeout(resolve, ms); });
 
+/** The stream's own outage (an error part without an event id: the server lost its event
+ * stream while it read it), not the turn's: the turn goes on server-side, so resume. */
+const streamAway = (id, part) =>
+  (!id || id === "0-0") && part.type === "error" && part.code === "unavailable";
+
+class StreamAway extends Error {}
+
 export class ChatView {
   /** chatId null: a new chat, created when the first message is sent. */
   constructor(root, chatId, { navigate }) {
@@ -282,12 +289,14 @@ export class ChatView {
         if (!response) break; // 204: nothing in flight
         this.setConnection(null);
         for await (const [id, part] of parts(response)) {
+          if (streamAway(id, part)) throw new StreamAway(part.errorText);
           if (id && id !== "0-0") lastId = id;
           this.feed.accept(id, part);
         }
         if (!this.feed.responding) break;
       } catch (error) {
-        if (error instanceof ApiError && error.status >= 400) break;
+        // 503: the service's event stream is away for now; the turn goes on
+        if (error instanceof ApiError && error.status >= 400 && error.status !== 503) break;
       }
       this.setConnection("Connection lost — reconnecting…");
       await sleep(Math.min(500 * 2 ** attempt, 8000));
@@ -350,17 +359,20 @@ export class ChatView {
   async stream(text) {
     this.following += 1;
     let lastId = null;
+    let away = false;
     try {
       const response = await open("POST", `/api/chats/${this.chatId}/messages`, { body: { text } });
       try {
         for await (const [id, part] of parts(response)) {
+          if (streamAway(id, part)) throw new StreamAway(part.errorText);
           if (id && id !== "0-0") lastId = id;
           this.feed.accept(id, part);
         }
-      } catch {
+      } catch (error) {
         // the connection dropped mid-answer: the turn goes on server-side; resume below
+        away = error instanceof StreamAway;
       }
-      if (this.feed.responding) await this.resume(lastId);
+      if (this.feed.responding || away) await this.resume(lastId);
     } finally {
       this.following -= 1;
     }
