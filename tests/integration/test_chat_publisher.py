@@ -191,22 +191,65 @@ async def test_a_batch_whose_answer_was_lost_is_not_written_twice(
     assert tries == [3, 0, 1]
 
 
-async def test_drain_raises_when_redis_stays_away_through_its_wait(tmp_path: Path) -> None:
-    # Given a turn's Redis gone
+async def test_a_turn_ended_while_redis_is_away_reaches_the_stream_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    # Given a turn that started, then lost its Redis
+    server = faults_stack.Redis(tmp_path / "redis")
+    redis = redis_client.connect(server.url)
+    chat = uuid.uuid4()
+    publisher = events.Publisher(redis, chat, uuid.uuid4())
+    rest = [parts.text_start("t"), parts.text_delta("t", "late"), parts.text_end("t"),
+            parts.finish()]  # fmt: skip
+    try:
+        await publisher.emit(parts.start("m1"))
+        await publisher.drain()
+        await asyncio.to_thread(server.stop)
+
+        # When the turn ends while Redis is still away
+        for part in rest:
+            await publisher.emit(part)
+        # Then the turn learns of it at drain, and any later emit is refused
+        with pytest.raises(errors.Unavailable):
+            await publisher.drain(wait_s=1.0)
+        with pytest.raises(errors.Unavailable):
+            await publisher.emit(parts.text_start("t2"))
+
+        # And once Redis is back the rest of the turn reaches the stream, ending it
+        await asyncio.to_thread(server.start)
+
+        async def ended() -> bool:
+            return await events.active_turn(redis, chat) is None
+
+        await faults_stack.until(ended, 10)
+        stored = await events.range_after(redis, chat, "0-0")
+    finally:
+        await redis.aclose()
+        server.stop()
+    assert [part for _, _, part in stored] == [parts.start("m1"), *rest]
+
+
+async def test_writes_behind_a_turn_are_given_up_after_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a turn's Redis gone for good, and writes tried 0.5 s behind the turn
+    monkeypatch.setattr(events, "LATE_WRITE_S", 0.5)
     server = faults_stack.Redis(tmp_path / "redis")
     redis = redis_client.connect(server.url)
     publisher = events.Publisher(redis, uuid.uuid4(), uuid.uuid4())
     await asyncio.to_thread(server.stop)
     try:
-        # When the turn ends while it is still away
+        # When the turn ends
         await publisher.emit(parts.start("m1"))
         with pytest.raises(errors.Unavailable):
-            await publisher.drain(wait_s=1.5)
-        # Then the turn learns of it at drain, and at any later emit; no write is left retrying
-        with pytest.raises(errors.Unavailable):
-            await publisher.emit(parts.text_start("t"))
-        await asyncio.sleep(0.05)  # a cancelled task ends on its next step
-        assert [t for t in asyncio.all_tasks() if "_write" in repr(t.get_coro())] == []
+            await publisher.drain(wait_s=0.5)
+
+        # Then the write goes on behind the turn for that while, and none is left after it
+        async def stopped() -> bool:
+            return not [t for t in asyncio.all_tasks() if "Publisher._write" in repr(t.get_coro())]
+
+        assert not await stopped()
+        await faults_stack.until(stopped, 10)
     finally:
         await redis.aclose()
 

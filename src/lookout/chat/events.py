@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -30,6 +31,10 @@ STREAM_AWAY = "The event stream is unavailable; retry shortly."
 RETRY_S = (0.1, 0.2, 0.5, 1.0, 2.0)
 DRAIN_WAIT_S = 20.0
 MAX_PENDING = 10_000
+# After drain's wait the rest is still tried this long, behind the turn (its listeners and the
+# pointer to the turn in flight then see it end), and given up after.
+LATE_WRITE_S = 600.0
+_late_writers: set[asyncio.Task[None]] = set()
 
 
 def stream_key(chat_id: uuid.UUID) -> str:
@@ -208,7 +213,8 @@ class Publisher:
     parts still first in line, while the turn goes on, so an outage that ends before the turn
     (or within `drain`'s wait after it) loses no part. Whatever else fails a write is raised by
     the next `emit` or by `drain`; `drain` waits until everything emitted so far is written and
-    raises when Redis stayed away through its wait; `emit` raises once MAX_PENDING parts wait.
+    raises when Redis stayed away through its wait (what is left is still tried behind the turn
+    for LATE_WRITE_S; later emits are refused); `emit` raises once MAX_PENDING parts wait.
     """
 
     def __init__(
@@ -230,11 +236,13 @@ class Publisher:
         self._failure: BaseException | None = None
         self._away: errors.Unavailable | None = None  # the last write's outage, while retrying
         self._batches = 0  # numbers each write: a batch tried again is written once
+        self._late_since: float | None = None  # when drain stopped waiting for the writes
 
     async def emit(self, part: parts.Part) -> None:
         if self._failure is not None:
             raise self._failure
-        if self._away is not None and len(self._pending) >= MAX_PENDING:
+        if self._away is not None and (self._late_since is not None
+                                       or len(self._pending) >= MAX_PENDING):  # fmt: skip
             raise self._away
         self._pending.append(part)
         if self._writer is None or self._writer.done():
@@ -247,10 +255,14 @@ class Publisher:
         if writer is not None and not writer.done():
             try:
                 done, _ = await asyncio.wait({writer}, timeout=wait_s)
-            finally:
-                self.close()  # cancelled, or Redis still away: what is left is not written
-            if not done:
-                self._failure = self._failure or self._away or errors.Unavailable(STREAM_AWAY)
+            except asyncio.CancelledError:
+                self.close()
+                raise
+            if not done:  # Redis still away: the rest goes out if it is back within LATE_WRITE_S
+                self._late_since = time.monotonic()
+                _late_writers.add(writer)  # a task nobody holds may be collected
+                writer.add_done_callback(_late_writers.discard)
+                raise self._away or errors.Unavailable(STREAM_AWAY)
         if self._failure is not None:
             raise self._failure
 
@@ -275,6 +287,10 @@ class Publisher:
             try:
                 await publish_many(self.redis, self.chat_id, self.turn_id, batch, self._batches)
             except errors.Unavailable as exc:  # the same batch again shortly (written once)
+                if self._late_since and time.monotonic() - self._late_since > LATE_WRITE_S:
+                    logger.warning("chat stream away for too long: %d parts not written",
+                                   len(batch) + len(self._pending))  # fmt: skip
+                    return
                 retry = True
                 if self._away is None:
                     logger.warning("chat stream away, retrying its writes: %s", exc.__cause__)
