@@ -127,15 +127,17 @@ def _hear_stop_once(signum: int) -> None:
     handler = signal.getsignal(signum)
     if not callable(handler) or "worker_process" not in getattr(handler, "__qualname__", ""):
         return  # not Dramatiq's worker process (a test's worker thread, the scheduler)
-    first: list[float] = []
+    first_at: float | None = None
 
     def once(number: int, frame: Any) -> None:
+        nonlocal first_at
         now = time.monotonic()
-        if first and now - first[0] < REPEATED_STOP_S:
+        if first_at is None:
+            first_at = now
+        elif now - first_at < REPEATED_STOP_S:
             logger.info("shutdown: signal %d again, %.2f s after the first: ignored", number,
-                        now - first[0])  # fmt: skip
+                        now - first_at)  # fmt: skip
             return
-        first[:] = first or [now]
         handler(number, frame)
 
     signal.signal(signum, once)
