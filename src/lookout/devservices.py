@@ -177,7 +177,11 @@ def start_redis(data_dir: Path) -> Server:
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data_dir)]
     command += ["--save", "60 1", "--appendonly", "no", "--protected-mode", "yes"]
     with log.open("ab") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        # Its own session: a Ctrl-C in the terminal must not stop Redis under the workers that
+        # are still finishing; `lookout dev` stops it after them.
+        process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
     server = Server(url=f"redis://127.0.0.1:{port}/0", process=process, location=data_dir)
     try:
         _wait_for_port(port, process, log)

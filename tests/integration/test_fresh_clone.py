@@ -89,6 +89,10 @@ def test_make_run_from_a_fresh_clone_in_a_private_directory(private_dir: Path) -
             os.killpg(run.pid, signal.SIGKILL)
     log.seek(0)
     output = log.read()
+    print(f"make run exited {run.returncode}")
+    stopping = output[output.index("SIGINT received") :]
+    # Nothing killed, and Redis and Postgres outlived the processes that were still using them
+    assert "SIGKILL" not in stopping and "Connection refused" not in stopping, stopping[-3000:]
     assert "Traceback" not in output, output[-3000:]
     assert not _listening(port)
     cluster = (checkout / ".lookout" / "pg").resolve()
