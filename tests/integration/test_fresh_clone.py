@@ -70,15 +70,17 @@ def test_make_run_from_a_fresh_clone_in_a_private_directory(private_dir: Path) -
         start_new_session=True,  # its own process group: Ctrl-C reaches all of it, as in a terminal
     )  # fmt: skip
     try:
+        announced = f"starting on http://127.0.0.1:{port}/ (this machine only"
         deadline = time.monotonic() + START_S
-        while not _ready(port) and run.poll() is None and time.monotonic() < deadline:
+        # The announcement first: until then the free port may be anyone's.
+        while run.poll() is None and time.monotonic() < deadline:
+            if announced in Path(log.name).read_text() and _ready(port):
+                break
             time.sleep(1)
 
         # Then it answers /readyz 200 (Postgres and Redis both up), on 127.0.0.1 only
-        log.seek(0)
-        output = log.read()
-        assert _ready(port), output[-3000:]
-        assert f"starting on http://127.0.0.1:{port}/ (this machine only" in output
+        output = Path(log.name).read_text()
+        assert announced in output and _ready(port), output[-3000:]
         assert "Demo login (shown once): demo@lookout.local / " in output
 
         # And Ctrl-C stops it cleanly: every process ends, Postgres is shut down, no traceback
