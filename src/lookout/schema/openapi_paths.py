@@ -15,7 +15,7 @@ from lookout.schema.openapi_ops import FAILURE, NO_CONTENT, number, path_param, 
 TAGS = [
     {"name": "verbs", "description": "The verbs and their schemas"},
     {"name": "jobs", "description": "Slow verb calls, run as jobs"},
-    {"name": "credits", "description": "Balance and usage"},
+    {"name": "usage", "description": "Balance and usage"},
     {"name": "auth", "description": "Sign-up, sign-in, who am I"},
     {"name": "keys", "description": "A workspace's API keys"},
     {"name": "connectors", "description": "Remote MCP servers the chat agent may use"},
@@ -78,7 +78,7 @@ def _v1() -> dict[str, dict[str, Any]]:
             "delete": plain("jobs_cancel", "Cancel a job", tag="jobs", data=responses.Job),
         },
         "/v1/usage": {"get": plain(
-            "usage_get", "Balance, recent ledger and per-verb totals", tag="credits",
+            "usage_get", "Balance, recent ledger and per-verb totals", tag="usage",
             data=responses.Usage,
         )},
     }  # fmt: skip
