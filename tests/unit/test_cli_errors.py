@@ -1,4 +1,4 @@
-"""Every `lookout` command: an unexpected error is one line and a log file, the traceback with -v."""
+"""Every `lookout` command: an unexpected error is one line and a log file; -v: the traceback."""
 
 from __future__ import annotations
 

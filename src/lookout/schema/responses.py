@@ -17,16 +17,16 @@ class _Out(Schema):
         unknown = RAISE
 
 
-def _when(*, nullable: bool = False) -> fields.Field:
+def _when(*, nullable: bool = False) -> fields.AwareDateTime:
     return fields.AwareDateTime(required=True, allow_none=nullable)
 
 
-def _text(*, nullable: bool = False, description: str | None = None) -> fields.Field:
+def _text(*, nullable: bool = False, description: str | None = None) -> fields.String:
     meta = {"description": description} if description else {}
     return fields.String(required=True, allow_none=nullable, metadata=meta)
 
 
-def _ids(name: str) -> fields.Field:
+def _ids(name: str) -> fields.UUID:
     return fields.UUID(required=True, metadata={"description": name})
 
 
