@@ -73,9 +73,15 @@ def _own(path: Path) -> None:
 
 def _server_can_enter(directory: Path) -> bool:
     """Whether the server user can reach `directory` (every directory above it searchable)."""
-    probe = subprocess.run(
-        _as_postgres(["test", "-x", str(directory)]), capture_output=True, check=False
-    )
+    try:
+        probe = subprocess.run(
+            _as_postgres(["test", "-x", str(directory)]), capture_output=True, check=False
+        )
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot run commands as {SERVER_USER} ({exc.strerror}): install util-linux "
+            f"(runuser), or set DATABASE_URL to a PostgreSQL you run"
+        ) from None
     return probe.returncode == 0
 
 
