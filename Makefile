@@ -4,7 +4,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: install run dev test test-unit lint fmt bench reliability services-deps clean constraints
+.PHONY: install run dev test test-unit lint fmt bench reliability services-deps browser-deps clean \
+	constraints
 
 # Within constraints.txt: the versions the suite last passed with, not whatever was released since.
 $(STAMP): setup.cfg pyproject.toml constraints.txt
@@ -26,14 +27,22 @@ constraints:
 
 install: $(STAMP)
 
-# redis-server (and Postgres binaries) for the embedded default; installed with apt when root.
-services-deps:
+# redis-server and PostgreSQL's server (any version: see lookout/pgbin.py) for the embedded
+# default; as root, the distribution's packages are installed with apt.
+APT := DEBIAN_FRONTEND=noninteractive apt-get
+services-deps: install
 	@command -v redis-server >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
+	  if [ "$$(id -u)" = 0 ]; then $(APT) update -qq && $(APT) install -y -qq redis-server >/dev/null; \
 	  else echo "redis-server is missing: sudo apt-get install -y redis-server"; exit 1; fi; }
-	@command -v initdb >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/initdb ] || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
-	  else echo "PostgreSQL is missing: sudo apt-get install -y postgresql"; exit 1; fi; }
+	@$(BIN)/python -m lookout.pgbin >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then $(APT) update -qq && $(APT) install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL's server is missing: sudo apt-get install -y postgresql"; exit 1; fi; }
+
+# Debian's chromium for the browser tests, as root; otherwise they skip, and pytest's last line
+# says how many and how to enable them.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
+	  $(APT) update -qq && $(APT) install -y -qq chromium >/dev/null; }
 
 run: install services-deps
 	$(BIN)/lookout dev
@@ -42,7 +51,7 @@ dev: run
 
 # Throwaway Postgres and Redis are started by tests/conftest.py unless
 # LOOKOUT_TEST_DATABASE_URL and LOOKOUT_TEST_REDIS_URL point at running ones.
-test: install services-deps
+test: install services-deps browser-deps
 	$(BIN)/pytest
 
 test-unit: install

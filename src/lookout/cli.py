@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lookout import errors, logs
+from lookout import crash, errors, logs
 from lookout.ops import multiproc
 from lookout.settings import Settings
 
@@ -159,6 +159,9 @@ def _uuid(text: str, what: str) -> uuid.UUID:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="lookout", description=__doc__)
+    top.add_argument(
+        "-v", "--verbose", action="store_true", help="print the traceback of an unexpected error"
+    )
     sub = top.add_subparsers(dest="command", required=True)
     sub.add_parser("migrate", help="apply database migrations").set_defaults(func=cmd_migrate)
     sub.add_parser("web", help="run the web process on $PORT").set_defaults(func=cmd_web)
@@ -211,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # the one place a traceback stops
+        return crash.report(exc, args.command, verbose=args.verbose)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from lookout.settings import Settings
 DEMO_EMAIL = "demo@lookout.local"
 DEMO_CREDITS = 1000
 KILL_MARGIN_S = 5.0
+LOCAL_HOST = "127.0.0.1"
 
 
 def _root() -> Path:
@@ -46,6 +47,9 @@ def _backing_services(root: Path) -> Iterator[dict[str, str]]:
             postgres = devservices.start_postgres(root / "pg")
             stack.callback(postgres.stop)
             env["DATABASE_URL"] = postgres.url
+            if postgres.location and postgres.location != (root / "pg").absolute():
+                print(f"PostgreSQL data: {postgres.location} (the postgres user cannot enter "
+                      f"{root}; {root / 'pg'} links to it)", flush=True)  # fmt: skip
         if "REDIS_URL" not in os.environ:
             redis = devservices.start_redis(root / "redis")
             stack.callback(redis.stop)
@@ -53,8 +57,8 @@ def _backing_services(root: Path) -> Iterator[dict[str, str]]:
         yield env
 
 
-async def _seed(dsn: str, root: Path) -> str | None:
-    """Create the demo account once; return its API key text the first time only."""
+async def _seed(dsn: str) -> tuple[str, str] | None:
+    """Create the demo account once; return its password and API key the first time only."""
     async with pool.pool_context(dsn, max_size=2) as db:
         if await repo.get_user_by_email(db, email=DEMO_EMAIL):
             return None
@@ -64,8 +68,7 @@ async def _seed(dsn: str, root: Path) -> str | None:
             db, name="Demo", owner_id=user.id, credits=DEMO_CREDITS
         )
         key = await accounts.create_key(db, workspace_id=workspace.id, name="demo")
-        (root / "demo.txt").write_text(f"email {DEMO_EMAIL}\npassword {password}\n")
-        return key.text
+        return password, key.text
 
 
 def _procfile() -> Path:
@@ -78,19 +81,27 @@ def run(port: int | None = None) -> int:
     with _backing_services(root) as env:
         env.setdefault("LOOKOUT_SECRET_KEY", os.environ.get("LOOKOUT_SECRET_KEY") or _secret(root))
         env["PORT"] = str(port or os.environ.get("PORT", "8000"))
+        # This machine only, unless asked: `lookout web` keeps the platforms' 0.0.0.0.
+        env["LOOKOUT_HOST"] = os.environ.get("LOOKOUT_HOST") or LOCAL_HOST
         env.setdefault("TZ", "UTC")
         dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
         asyncio.run(migrate.migrate(dsn))
-        key = asyncio.run(_seed(dsn, root))
-        _announce(env["PORT"], key, root)
+        demo = asyncio.run(_seed(dsn))
+        _announce(env["LOOKOUT_HOST"], env["PORT"], demo)
         return _supervise({**os.environ, **env})
 
 
-def _announce(port: str, key: str | None, root: Path) -> None:
-    print(f"\nLookout is starting on http://127.0.0.1:{port}/", flush=True)
-    if key:
-        print(f"Demo API key (shown once): {key}")
-        print(f"Demo login: see {root / 'demo.txt'}\n", flush=True)
+def _announce(host: str, port: str, demo: tuple[str, str] | None) -> None:
+    url = f"http://{LOCAL_HOST if host in ('0.0.0.0', '::') else host}:{port}/"
+    if host == LOCAL_HOST:
+        reach = "this machine only; LOOKOUT_HOST=0.0.0.0 opens it to the network"
+    else:
+        reach = f"listening on {host} (LOOKOUT_HOST): open to the network"
+    print(f"\nLookout is starting on {url} ({reach})", flush=True)
+    if demo:
+        password, key = demo
+        print(f"Demo login (shown once): {DEMO_EMAIL} / {password}")
+        print(f"Demo API key (shown once): {key}\n", flush=True)
 
 
 # honcho, told how long to wait for the processes after Ctrl-C before it kills them (its own

@@ -29,6 +29,23 @@ PHONE = {"width": 390, "height": 844}
 PASSWORD = "correct horse battery staple"
 
 
+NO_CHROMIUM = "Debian's chromium is not installed here"
+ENABLE = "sudo apt-get install -y chromium"
+_skipped_for_chromium: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and NO_CHROMIUM in str(report.longrepr):
+        _skipped_for_chromium.append(report.nodeid)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's very last line, after pytest's summary: what was not tested, and the fix."""
+    if _skipped_for_chromium:
+        count = len(set(_skipped_for_chromium))
+        print(f"{count} browser test(s) skipped: chromium is missing; `{ENABLE}` enables them")
+
+
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """Debian's chromium; skipped when absent locally, a failure in CI (which installs it)."""
@@ -36,7 +53,7 @@ def chromium() -> str:
     if path is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is missing: .ci/run installs it with apt-get")
-        pytest.skip("Debian's chromium is not installed here (apt-get install -y chromium)")
+        pytest.skip(f"{NO_CHROMIUM} ({ENABLE})")
     return path
 
 

@@ -23,16 +23,14 @@ from typing import Any
 
 import aiohttp
 
-from lookout import devservices
+from lookout import devservices, pgbin
 
 REPO = Path(__file__).resolve().parents[2]
 PG_OPTIONS = "-p {port} -k {data} -c listen_addresses=127.0.0.1 -c max_connections=300"
 
 
 def _pg_ctl() -> str:
-    found = shutil.which("pg_ctl") or shutil.which("pg_ctl", path="/usr/lib/postgresql/15/bin")
-    assert found, "pg_ctl is not installed"
-    return found
+    return str(pgbin.find_bindir() / "pg_ctl")
 
 
 def _as_postgres(command: list[str]) -> list[str]:
@@ -43,8 +41,8 @@ class Postgres:
     """A private cluster that can be stopped and started again on the same port."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
         server = devservices.start_postgres(data_dir)
+        self.data_dir = server.location or data_dir  # moved where postgres can reach it
         self.server_url = server.url.rsplit("/", 1)[0]
         self.port = int(self.server_url.rsplit(":", 1)[1])
         self.running = True

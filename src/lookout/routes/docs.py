@@ -7,7 +7,7 @@ import mimetypes
 
 from aiohttp import web
 
-from lookout import errors
+from lookout import appkeys, errors
 from lookout.schema import openapi
 
 _CSP = (
@@ -23,7 +23,7 @@ def _ours(name: str) -> bytes:
 
 
 async def openapi_json(request: web.Request) -> web.Response:
-    return web.json_response(openapi.document())
+    return web.json_response(openapi.document(request.app[appkeys.SETTINGS].public_url))
 
 
 async def docs_page(request: web.Request) -> web.Response:

@@ -1,0 +1,236 @@
+"""What each /api and /v1 route answers in the envelope's `data`, for the OpenAPI document (the
+routes build these dicts in their services: chats.view, watches.service.summary, jobs.view, …).
+Unknown keys are refused (additionalProperties: false), so a key a route adds and this module
+does not name fails the schema checks (tests/integration/test_openapi_clients.py, and
+schemathesis in tests/reliability)."""
+
+from __future__ import annotations
+
+from marshmallow import RAISE, Schema, fields
+
+from lookout.notify import schema as notify_schema
+from lookout.schema import accounts, connectors
+
+
+class _Out(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def _when(*, nullable: bool = False) -> fields.AwareDateTime:
+    return fields.AwareDateTime(required=True, allow_none=nullable)
+
+
+def _text(*, nullable: bool = False, description: str | None = None) -> fields.String:
+    meta = {"description": description} if description else {}
+    return fields.String(required=True, allow_none=nullable, metadata=meta)
+
+
+def _ids(name: str) -> fields.UUID:
+    return fields.UUID(required=True, metadata={"description": name})
+
+
+class WatchNotify(_Out):
+    enabled = fields.Boolean(required=True)
+    targets = fields.List(
+        fields.UUID(),
+        required=True,
+        allow_none=True,
+        metadata={"description": "null = the workspace's default target"},
+    )
+    compared_versions = fields.Integer(required=True)
+
+
+class Watch(_Out):
+    """A watch: an automation re-posting `message` to its chat on `cadence`."""
+
+    id = _ids("The watch (automation) id")
+    chat_id = _ids("The watched chat")
+    message = _text(nullable=True)
+    cadence = _text(description="5-field cron")
+    timezone = _text(description="IANA time zone of the cadence")
+    schedule = _text(description="The cadence in words")
+    enabled = fields.Boolean(required=True)
+    next_run_at = _when(nullable=True)
+    last_run_status = _text(nullable=True)
+    credits_per_month = fields.Integer(required=True, allow_none=True)
+    notify = fields.Nested(WatchNotify, required=True)
+    sentence = _text(description="The confirmation a person reads")
+
+
+class Chat(_Out):
+    id = fields.UUID(required=True)
+    title = _text()
+    created_at = _when()
+    updated_at = _when()
+    watch = fields.Nested(Watch, required=True, allow_none=True)
+
+
+class ChatPage(_Out):
+    chats = fields.List(fields.Nested(Chat), required=True)
+    offset = fields.Integer(required=True)
+    limit = fields.Integer(required=True)
+
+
+class Message(_Out):
+    id = fields.UUID(required=True)
+    seq = fields.Integer(required=True)
+    role = _text(description="user or assistant")
+    source = _text(description="user, api or automation")
+    parts = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={"description": "UI message parts (text, tool-*, data-*)"},
+    )
+    run_id = fields.UUID(required=True, allow_none=True)
+    created_at = _when()
+
+
+class MessagePage(_Out):
+    messages = fields.List(fields.Nested(Message), required=True)
+    next_after = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "`after` of the next page; null: last"},
+    )
+
+
+class DeletedChat(_Out):
+    deleted = fields.UUID(required=True)
+
+
+class WatchList(_Out):
+    watches = fields.List(fields.Nested(Watch), required=True)
+
+
+class RunQueued(_Out):
+    run_id = fields.UUID(required=True)
+    status = _text()
+
+
+class Delivery(_Out):
+    id = fields.UUID(required=True)
+    target_id = fields.UUID(required=True, allow_none=True)
+    target = _text(nullable=True)
+    status = _text()
+    attempts = fields.Integer(required=True)
+    last_error = _text(nullable=True)
+    note = _text(nullable=True)
+    created_at = _when(nullable=True)
+    finished_at = _when(nullable=True)
+
+
+class Run(_Out):
+    id = fields.UUID(required=True)
+    scheduled_for = _when(nullable=True)
+    manual = fields.Boolean(required=True)
+    status = _text()
+    attempts = fields.Integer(required=True)
+    error = _text(nullable=True)
+    started_at = _when(nullable=True)
+    finished_at = _when(nullable=True)
+    deliveries = fields.List(fields.Nested(Delivery), required=True)
+
+
+class RunList(_Out):
+    runs = fields.List(fields.Nested(Run), required=True)
+
+
+class SignedOut(_Out):
+    signed_out = fields.Boolean(required=True)
+
+
+class KeyList(_Out):
+    keys = fields.List(fields.Nested(accounts.ApiKeySchema), required=True)
+
+
+class RevokedKey(_Out):
+    key = fields.Nested(accounts.ApiKeySchema, required=True)
+
+
+class ConnectorList(_Out):
+    connectors = fields.List(fields.Nested(connectors.ConnectorSchema), required=True)
+
+
+class CreatedConnector(_Out):
+    connector = fields.Nested(connectors.ConnectorSchema, required=True)
+
+
+class Deleted(_Out):
+    deleted = fields.Boolean(required=True)
+
+
+class TargetList(_Out):
+    targets = fields.List(fields.Nested(notify_schema.TargetSchema), required=True)
+
+
+class CreatedTarget(_Out):
+    target = fields.Nested(notify_schema.TargetSchema, required=True)
+    signing_secret = fields.String(
+        metadata={"description": "Webhooks whose secret Lookout made: shown this once."}
+    )
+
+
+class TestedTarget(_Out):
+    target = fields.Nested(notify_schema.TargetSchema, required=True)
+    sent = fields.Boolean(required=True)
+    error = _text(nullable=True)
+
+
+class Progress(_Out):
+    done = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+
+
+class Job(_Out):
+    id = fields.UUID(required=True)
+    verb = _text()
+    status = _text(description="queued, running, succeeded, failed or cancelled")
+    progress = fields.Nested(Progress, required=True)
+    attempts = fields.Integer(required=True)
+    created_at = _when()
+    started_at = _when(nullable=True)
+    finished_at = _when(nullable=True)
+    expires_at = _when()
+    result = fields.Dict(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Once finished: the verb's own envelope"},
+    )
+
+
+class VerbUsage(_Out):
+    verb = _text()
+    calls = fields.Integer(required=True)
+    credits = fields.Integer(required=True)
+
+
+class LedgerEntry(_Out):
+    request_id = _text()
+    kind = _text(description="grant, reserve, settle or refund")
+    amount = fields.Integer(required=True)
+    verb = _text(nullable=True)
+    created_at = _when()
+
+
+class Usage(_Out):
+    balance = fields.Integer(required=True, allow_none=True)
+    period_days = fields.Integer(required=True)
+    verbs = fields.List(fields.Nested(VerbUsage), required=True)
+    ledger = fields.List(fields.Nested(LedgerEntry), required=True)
+
+
+class VerbInfo(_Out):
+    name = _text()
+    title = _text()
+    description = _text()
+    path = _text()
+    price = fields.Integer(required=True)
+    slow = fields.Raw(required=True, metadata={"description": "true, false or 'depends on input'"})
+    read_only = fields.Boolean(required=True)
+    input_schema = fields.Dict(required=True)
+    output_schema = fields.Dict(required=True)
+
+
+class VerbList(_Out):
+    verbs = fields.List(fields.Nested(VerbInfo), required=True)
