@@ -27,7 +27,6 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
-
 import lookout.capabilities  # noqa: F401 - registers the verbs
 from lookout.capabilities import extract, fetch, registry
 from lookout.settings import Settings

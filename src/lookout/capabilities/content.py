@@ -1,0 +1,267 @@
+"""Which part of a page is its own content: trafilatura for prose, the page's region for the rest.
+
+Measured on tests/corpus/articles (181 real news and blog pages with hand-made ground truth, the
+shingle metric of Zyte's article-extraction benchmark; bench/extract.py), CPU per page on this
+machine (shared, noisy: trafilatura's own default is the baseline of each run):
+
+    what                                             F1     precision  recall  CPU ms/page
+    the selectors + class-word list this replaces    0.761  0.674      0.873    2.7
+    trafilatura 2.3 default (with its fallbacks)     0.960  0.942      0.978   15-21
+    trafilatura fast=True (no fallback)              0.962  0.946      0.979   12-14
+    trafilatura fast, favor_precision                0.946  0.947      0.946   10.6
+    trafilatura fast, favor_recall                   0.959  0.941      0.978   11.9
+    lexbor drops script/style/svg..., then trafilatura fast     0.962  0.946  0.979   8.9-9.9
+    resiliparse 2.0 main_content                     0.898  0.830      0.979    1.2
+
+So trafilatura in fast mode is read from a page that lexbor has already stripped of what is never
+content (it then parses a fraction of the bytes): the same F1 as its default for about half the
+CPU. Its HTML output (links, images, tables, formatting kept) feeds html-to-markdown.
+
+trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
+very content a user watches (a product's name and price, every event's title and date in a
+calendar) or, finding no article, falls back to the whole page, navigation included, with tables
+flattened; resiliparse drops every item of a search-result listing. So the page's *region* is
+computed too: the single <main> / [role=main] / <article> if there is one, else the body, with
+what HTML itself marks as chrome removed (nav, aside, header and footer outside the content,
+ARIA landmarks banner / navigation / contentinfo / complementary / search, dialogs, form
+controls, hidden elements). No class or id word decides anything. The region wins when
+trafilatura kept little of it (fewer than 100 words and under half of the region's: a product,
+a calendar) or more than all of it (it fell back to the whole page). On the 181 articles this
+rule changes no score; bench/extract.py prints how many pages took each path.
+
+Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
+minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
+deeper than MAX_DEPTH is refused (TooComplex); one with more than MAX_ELEMENTS elements skips
+trafilatura and is read as its region (linear: 0.5 s for 2 MB and 200,000 elements).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Literal
+
+import trafilatura
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+MAX_DEPTH = 1000  # browsers stop nesting at 512; no real page comes near either
+MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
+PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
+# og:type and schema.org @type values, lowercased.
+_ARTICLES = frozenset(
+    [
+        "article",
+        "newsarticle",
+        "blogposting",
+        "reportagenewsarticle",
+        "analysisnewsarticle",
+        "opinionnewsarticle",
+        "reviewnewsarticle",
+        "techarticle",
+        "scholarlyarticle",
+        "socialmediaposting",
+        "liveblogposting",
+    ]
+)
+_NOT_ARTICLES = frozenset(
+    [
+        "product",
+        "product.item",
+        "og:product",
+        "productgroup",
+        "offer",
+        "aggregateoffer",
+        "event",
+        "itemlist",
+        "searchresultspage",
+        "collectionpage",
+        "menu",
+        "restaurant",
+        "foodestablishment",
+        "store",
+        "localbusiness",
+        "faqpage",
+        "qapage",
+        "discussionforumposting",
+        "jobposting",
+        "recipe",
+    ]
+)
+# Never content, whatever the page: dropped before anything else is measured.
+JUNK = "script, style, noscript, template, svg, iframe, object, embed, canvas, link, meta, head"
+_CHROME = ", ".join(
+    (
+        "nav, aside, dialog, button, select, input, textarea, [hidden], [aria-hidden=true]",
+        "[role=navigation], [role=banner], [role=contentinfo], [role=complementary]",
+        "[role=search], [role=dialog], [role=alertdialog]",
+        'img[width="0"], img[width="1"], img[height="0"], img[height="1"]',  # tracking pixels
+    )
+)
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+# Elements that do not nest when a page leaves them open (a parser closes them itself).
+_FLAT = frozenset(
+    [
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "option",
+        "optgroup",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "colgroup",
+        "rb",
+        "rt",
+        "rp",
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+_WORD = re.compile(r"\w+")
+
+Path = Literal["article", "region", "page"]
+
+
+class TooComplex(Exception):
+    """The page nests its elements too deeply to be read within a CPU budget."""
+
+
+def check_nesting(document: str) -> None:
+    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep (an upper bound
+    from the tags alone, counted before any parser sees the page)."""
+    if document.count("<") < 2 * MAX_DEPTH:
+        return  # too few tags to nest that deep
+    depth = deepest = 0
+    for match in _TAG.finditer(document):
+        closing, name, self_closing = match.groups()
+        if self_closing or name.lower() in _FLAT:
+            continue
+        depth = max(0, depth - 1) if closing else depth + 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_DEPTH:
+                raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+
+
+def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
+    """The HTML of the page's own content and which path found it. `tree` is pruned of JUNK
+    already; chrome is removed from it in place. `kinds`: what the page says it is."""
+    declared = _declared(kinds)
+    small = len(tree.css("*")) <= MAX_ELEMENTS
+    found = _trafilatura(tree) if small and declared != "other" else None
+    region = region_of(tree)
+    if found is None or not _prefer_article(found, region, declared):
+        return _html(region), "region"
+    return found.html, "article"
+
+
+def _declared(kinds: frozenset[str]) -> str | None:
+    """ "article" or "other" when the page's og:type / schema.org types say so, else None."""
+    if kinds & _ARTICLES:
+        return "article"
+    return "other" if kinds & _NOT_ARTICLES else None
+
+
+def _prefer_article(article: Article, region: LexborNode | None, declared: str | None) -> bool:
+    """Whether trafilatura's article is the page's content rather than its whole region."""
+    kept = article.words
+    available = _words(region.text(separator=" ")) if region is not None else 0
+    if declared == "article" or kept == 0 or available == 0:
+        return kept > 0
+    if kept >= available:
+        return False  # trafilatura found no article and fell back to the whole page
+    # An article has prose; a product, a calendar, a listing has short items.
+    return article.longest_block >= PROSE_WORDS or 2 * kept >= available
+
+
+def page_html(tree: LexborHTMLParser) -> str:
+    """The whole body (JUNK already gone): only_main_content=false."""
+    return _html(tree.body)
+
+
+@dataclasses.dataclass(frozen=True)
+class Article:
+    """What trafilatura took for the page's article."""
+
+    html: str
+    words: int
+    longest_block: int  # words in its longest paragraph or list item
+
+
+def _trafilatura(tree: LexborHTMLParser) -> Article | None:
+    """What trafilatura takes for the article, None if it finds nothing."""
+    # No url: trafilatura would resolve every link through courlan (8 % of its time here);
+    # html-to-markdown resolves them against the page's base anyway.
+    found = trafilatura.extract(
+        tree.html or "",
+        output_format="html",
+        fast=True,
+        include_comments=False,
+        include_links=True,
+        include_images=True,
+        include_tables=True,
+        include_formatting=True,
+        with_metadata=False,
+    )
+    if not found:
+        return None
+    article = LexborHTMLParser(found)
+    for inner in article.css("pre > pre"):  # trafilatura writes a code block as <pre><pre>
+        outer = inner.parent
+        if outer is not None:
+            outer.unwrap()
+    body = article.body
+    if body is None:
+        return None
+    longest = max((_words(node.text()) for node in body.css("p, li, blockquote, dd")), default=0)
+    return Article(_html(body), _words(body.text(separator=" ")), longest)
+
+
+def region_of(tree: LexborHTMLParser) -> LexborNode | None:
+    """The page's region (see above); chrome is removed from `tree` in place."""
+    for node in tree.css(_CHROME):
+        node.decompose()
+    mains, articles = tree.css("main, [role=main]"), tree.css("article")
+    region = mains[0] if len(mains) == 1 else articles[0] if len(articles) == 1 else tree.body
+    body = tree.body
+    # A tiny <main> next to a long body is a layout wrapper, not the content.
+    wrapper = region is not None and body is not None and region != body
+    if wrapper and 5 * len(region.text()) < min(len(body.text()), 2500):  # type: ignore[union-attr]
+        region = body
+    for node in tree.css("header, footer"):
+        if not _inside_content(node):
+            node.decompose()
+    return region
+
+
+def _inside_content(node: LexborNode) -> bool:
+    """An article's or a main's own header/footer (its title, byline, notes) is content."""
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in ("article", "main") or parent.attributes.get("role") == "main":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _html(node: LexborNode | None) -> str:
+    return (node.html or "") if node is not None else ""
