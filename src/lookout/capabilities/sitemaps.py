@@ -8,6 +8,7 @@ under `Disallow: /*.pdf$` and /search?q under `Disallow: /search*`).
 from __future__ import annotations
 
 import dataclasses
+
 from lxml import etree
 from protego import Protego
 
