@@ -48,7 +48,9 @@ import re
 from typing import Literal
 
 import trafilatura
+from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+from trafilatura import htmlprocessing
 
 MAX_DEPTH = 1000  # browsers stop nesting at 512; no real page comes near either
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
@@ -103,7 +105,7 @@ _CHROME = ", ".join(
         'img[width="0"], img[width="1"], img[height="0"], img[height="1"]',  # tracking pixels
     )
 )
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+_TAG = re.compile(r"<(/?[a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
 # Elements that do not nest when a page leaves them open (a parser closes them itself).
 _FLAT = frozenset(
     [
@@ -152,16 +154,16 @@ def check_nesting(document: str) -> None:
     from the tags alone, counted before any parser sees the page)."""
     if document.count("<") < 2 * MAX_DEPTH:
         return  # too few tags to nest that deep
-    depth = deepest = 0
-    for match in _TAG.finditer(document):
-        closing, name, self_closing = match.groups()
-        if self_closing or name.lower() in _FLAT:
+    depth = 0
+    for name, self_closing in _TAG.findall(document.lower()):
+        if self_closing or name.lstrip("/") in _FLAT:
             continue
-        depth = max(0, depth - 1) if closing else depth + 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_DEPTH:
-                raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+        if name[0] == "/":
+            depth = depth - 1 if depth else 0
+            continue
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
 
 
 def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
@@ -213,9 +215,10 @@ class Article:
 
 def _trafilatura(tree: LexborHTMLParser) -> Article | None:
     """What trafilatura takes for the article, None if it finds nothing."""
-    # No url: trafilatura would resolve every link through courlan (8 % of its time here);
-    # html-to-markdown resolves them against the page's base anyway.
-    found = trafilatura.extract(
+    # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
+    # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
+    # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
+    document = trafilatura.bare_extraction(
         tree.html or "",
         output_format="html",
         fast=True,
@@ -225,19 +228,21 @@ def _trafilatura(tree: LexborHTMLParser) -> Article | None:
         include_tables=True,
         include_formatting=True,
         with_metadata=False,
+        as_dict=False,
     )
-    if not found:
-        return None
-    article = LexborHTMLParser(found)
-    for inner in article.css("pre > pre"):  # trafilatura writes a code block as <pre><pre>
-        outer = inner.parent
-        if outer is not None:
-            outer.unwrap()
-    body = article.body
+    body = getattr(document, "body", None)
     if body is None:
         return None
-    longest = max((_words(node.text()) for node in body.css("p, li, blockquote, dd")), default=0)
-    return Article(_html(body), _words(body.text(separator=" ")), longest)
+    html = htmlprocessing.convert_to_html(body)
+    for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
+        if block.getparent() is not None and block.getparent().tag == "pre":
+            block.tag = "code"
+    words = _words(" ".join(html.itertext()))
+    longest = max(
+        (_words(" ".join(node.itertext())) for node in html.iter("p", "li", "blockquote", "dd")),
+        default=0,
+    )
+    return Article(etree.tostring(html, encoding="unicode"), words, longest)
 
 
 def region_of(tree: LexborHTMLParser) -> LexborNode | None:

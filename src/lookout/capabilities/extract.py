@@ -64,16 +64,16 @@ def extract(
         main, _ = content.main_html(tree, kinds)
     else:
         main = content.page_html(tree)
-    text = _convert(_IMAGE.sub("", main), base, "plain")
+    text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
         title=about["title"],
         description=about["description"],
         metadata=about,
         markdown=_markdown(main, base)[:max_chars] if "markdown" in formats else None,
-        text=text[:max_chars] if "text" in formats else None,
+        text=text[:max_chars] if text is not None else None,
         html=_absolute_html(main, base, max_chars) if "html" in formats else None,
         links=[url for url, _ in found],
-        content_hash=content_hash(text),
+        content_hash=content_hash(_text(main)),
     )
 
 
@@ -113,6 +113,13 @@ def _plain(document: str, formats: Collection[str], max_chars: int) -> Extracted
         links=[],
         content_hash=content_hash(document),
     )
+
+
+def _text(html: str) -> str:
+    """The content's words with no separator added: splitting or wrapping elements (markup
+    only) cannot change the hash, while any change of the words does."""
+    body = LexborHTMLParser(html).body
+    return body.text(separator="") if body is not None else ""
 
 
 def _drop(tree: LexborHTMLParser, selector: str) -> None:
