@@ -95,6 +95,7 @@ def outline(
     title, description = metadata.title(tree, metas), metadata.description(metas)
     if description is None:
         _drop(tree, content.JUNK)
+        content.drop_chrome(tree)
         region = content.region_of(tree)
         text = region.text(separator=" ") if region is not None else ""
         description = metadata.clip(text, metadata.MAX_DESCRIPTION)
