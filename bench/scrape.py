@@ -8,7 +8,9 @@ client and web.scrape (20 URLs a call, through the registry, one shared guarded 
 every page with the same concurrency (LOOKOUT_FETCH_CONCURRENCY); the best of `rounds` counts.
 Our fetcher alone ("guarded fetch": SSRF guard and limits, no extraction) is timed too.
 Then every page is extracted once more on this thread to measure CPU per page.
-Targets: scrape >= 0.5x the bare rate; no page over 100 ms of CPU.
+Targets: scrape >= 0.7x the bare rate at 50 ms server latency; no page over 100 ms of CPU.
+The 0 ms figures are shown, not judged (issue #23 retired #3's 0.5x there: a bare loopback fetch
+does none of the reading; quality at CPU per page against trafilatura is bench/extract.py's).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import lookout.capabilities  # noqa: F401 - registers the verbs
 from lookout.capabilities import extract, fetch, registry
 from lookout.settings import Settings
 
-RATIO_TARGET = 0.5
+RATIO_TARGET = 0.7
+RATIO_LATENCY_MS = 50  # the ratio counts where a server takes as long as a real one
 CPU_TARGET_MS = 100.0
 BATCH = 20
 
@@ -136,14 +139,15 @@ def _cpu_per_page(count: int) -> tuple[float, float, str]:
 
 def _report(latency_ms: int, pages: int, figures: dict[str, Any]) -> bool:
     ratio = figures["scrape"] / figures["bare"]
-    verdict = "meets" if ratio >= RATIO_TARGET else "MISSES"
+    judged = latency_ms == RATIO_LATENCY_MS
+    verdict = ("meets" if ratio >= RATIO_TARGET else "MISSES") if judged else "not a target"
     print(
         f"latency {latency_ms:>3} ms: bare fetch {figures['bare']:7.1f} pages/s | "
         f"guarded fetch {figures['guarded']:7.1f} | web.scrape {figures['scrape']:7.1f} "
         f"({figures['ok']}/{pages} ok, {figures['cpu_ms']:.1f} ms CPU/page) | ratio {ratio:.2f} "
-        f"({verdict} >= {RATIO_TARGET})"
+        + (f"({verdict} >= {RATIO_TARGET})" if judged else f"({verdict})")
     )
-    return ratio >= RATIO_TARGET
+    return ratio >= RATIO_TARGET or not judged
 
 
 def main() -> int:

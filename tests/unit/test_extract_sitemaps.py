@@ -72,6 +72,35 @@ def test_robots_txt_gives_sitemaps_and_rules() -> None:
     assert robots.allows("LookoutBot/0.1", "https://shop.example/shoes")
 
 
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("/x.pdf", False),  # urllib.robotparser allowed it: it reads * and $ literally
+        ("/docs/report.pdf", False),
+        ("/x.pdf?download=1", True),  # $ anchors the end: this URL does not end in .pdf
+        ("/search?q=boots", False),  # urllib.robotparser allowed it
+        ("/search", False),
+        ("/searchlight", False),
+        ("/shoes/search", True),
+        ("/shoes", True),
+    ],
+)
+def test_robots_txt_wildcards_are_read_as_rfc_9309_says(path: str, allowed: bool) -> None:
+    robots = sitemaps.parse_robots(
+        "User-agent: *\nDisallow: /*.pdf$\nDisallow: /search*\n", "https://shop.example/robots.txt"
+    )
+    assert robots.allows("LookoutBot/0.1", f"https://shop.example{path}") is allowed
+
+
+def test_robots_txt_group_for_our_agent_wins_over_the_default() -> None:
+    robots = sitemaps.parse_robots(
+        "User-agent: *\nDisallow: /\n\nUser-agent: LookoutBot\nAllow: /\n",
+        "https://shop.example/robots.txt",
+    )
+    assert robots.allows("LookoutBot/0.1", "https://shop.example/shoes")
+    assert not robots.allows("OtherBot/2.0", "https://shop.example/shoes")
+
+
 def test_without_robots_everything_is_allowed() -> None:
     assert sitemaps.no_robots().allows("LookoutBot/0.1", "https://shop.example/cart")
 

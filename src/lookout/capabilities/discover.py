@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import extract, fetch, inflate, links, registry, search, sitemaps
+from lookout.capabilities import content, extract, fetch, inflate, links, registry, search, sitemaps
 
 logger = logging.getLogger(__name__)
 
@@ -220,8 +220,12 @@ class Crawl:
         result = await self._get(url, fetch.HTML_TYPES)
         if result is None:
             return []
-        title, snippet, page_links = await asyncio.to_thread(
-            extract.outline, result.body, url=result.final_url, charset=result.charset
-        )
+        try:
+            title, snippet, page_links = await asyncio.to_thread(
+                extract.outline, result.body, url=result.final_url, charset=result.charset
+            )
+        except content.TooComplex as exc:
+            logger.info("discover: not reading %s: %s", url, exc)
+            return []
         self._add(url, title, snippet, own=True)
         return [link for link, anchor in page_links if self._add(link, anchor or None)]

@@ -1,58 +1,36 @@
 """From a fetched body to what a reader wants: title, main content as markdown and text, links.
 
-CPU-bound and synchronous: callers run it with `asyncio.to_thread`. lexbor (selectolax) parses and
-finds the main content; html-to-markdown (Rust) converts it. Both release the GIL.
+CPU-bound and synchronous: callers run it with `asyncio.to_thread`. lexbor (selectolax) parses
+and reads the metadata and links, `content` picks the page's own content (trafilatura, or the
+page's region: see its docstring for what was measured), html-to-markdown (Rust) converts it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import unicodedata
 from collections.abc import Collection
 
 import html_to_markdown
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborHTMLParser
 
-from lookout.capabilities import charsets, links
+from lookout.capabilities import charsets, content, links, metadata
 
-MAX_TITLE = 1000
-MAX_DESCRIPTION = 500
 MAX_LINKS = 1000
-# Never content, whatever the page: dropped before anything else is measured.
-_JUNK = "script, style, noscript, template, svg, iframe, object, embed, canvas, link, meta, head"
-_BOILERPLATE_WORDS = (
-    "cookie",
-    "consent",
-    "sidebar",
-    "breadcrumb",
-    "newsletter",
-    "advert",
-    "social",
-    "share",
-    "related",
-    "popup",
-    "modal",
-    "subscribe",
-    "skip-link",
-    "site-header",
-    "site-footer",
-    "menu",
-)
-_BOILERPLATE = ", ".join(
-    [
-        "nav, aside, footer, form, button, dialog, [hidden], [aria-hidden=true]",
-        "[role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=search]",
-        *(f'[class*="{word}"], [id*="{word}"]' for word in _BOILERPLATE_WORDS),
-    ]
-)
-_MAIN_SELECTORS = ("#content", "#main", ".post-content", ".entry-content", ".article-body")
+# An image with no alt text, or a link with nothing to click, tells a reader nothing.
+_EMPTY_IMAGE = re.compile(r"!\[\]\([^)\s]*\)")
+# Plain text is what a reader reads: an image's alt text stays in the markdown only.
+_IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_EMPTY_LINK = re.compile(r"\[\s*\]\([^)\s]*\)")
 
 
 @dataclasses.dataclass(frozen=True)
 class Extracted:
     title: str | None
     description: str | None
+    metadata: dict[str, str | None]
     markdown: str | None
     text: str | None
     html: str | None
@@ -70,27 +48,32 @@ def extract(
     only_main_content: bool = True,
     max_chars: int = 100_000,
 ) -> Extracted:
-    """Read a page. `formats` picks which of markdown, text, links, html are produced."""
+    """Read a page. `formats` picks which of markdown, text, links, html are produced.
+
+    Raises content.TooComplex for a page nested too deeply to read within a CPU budget."""
     document = charsets.decode(body, charset)
     if content_type == "text/plain":
         return _plain(document, formats, max_chars)
+    content.check_nesting(document)
     tree = LexborHTMLParser(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
-    title, description = _title(tree), _description(tree)
-    _drop(tree.root, _JUNK)
-    whole = None if only_main_content else _html(tree.body)
-    main = _main(tree)
-    _drop_boilerplate(main)
-    content = _html(main) if whole is None else whole
+    about, kinds = metadata.read(tree, base), metadata.kinds(tree)
+    _drop(tree, content.JUNK)
+    if only_main_content:
+        main, _ = content.main_html(tree, kinds)
+    else:
+        main = content.page_html(tree)
+    text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
-        title=title,
-        description=description,
-        markdown=_convert(content, base, "markdown", max_chars) if "markdown" in formats else None,
-        text=_convert(content, base, "plain", max_chars) if "text" in formats else None,
-        html=_absolute_html(content, base, max_chars) if "html" in formats else None,
+        title=about["title"],
+        description=about["description"],
+        metadata=about,
+        markdown=_markdown(main, base)[:max_chars] if "markdown" in formats else None,
+        text=text[:max_chars] if text is not None else None,
+        html=_absolute_html(main, base, max_chars) if "html" in formats else None,
         links=[url for url, _ in found],
-        content_hash=content_hash(main.text(separator="") if main else ""),
+        content_hash=content_hash(_text(main)),
     )
 
 
@@ -104,14 +87,18 @@ def outline(
     body: bytes, *, url: str, charset: str | None = None
 ) -> tuple[str | None, str, list[tuple[str, str]]]:
     """(title, snippet, [(link, anchor text)]) of a page, for site discovery."""
-    tree = LexborHTMLParser(charsets.decode(body, charset))
+    document = charsets.decode(body, charset)
+    content.check_nesting(document)
+    tree = LexborHTMLParser(document)
     found = links.page_links(tree, links.base_url(tree, url), MAX_LINKS)
-    title, description = _title(tree), _description(tree)
+    metas = metadata.metas(tree)
+    title, description = metadata.title(tree, metas), metadata.description(metas)
     if description is None:
-        _drop(tree.root, _JUNK)
-        main = _main(tree)
-        _drop_boilerplate(main)
-        description = _clip(main.text(separator=" ") if main else "", MAX_DESCRIPTION)
+        _drop(tree, content.JUNK)
+        content.drop_chrome(tree)
+        region = content.region_of(tree)
+        text = region.text(separator=" ") if region is not None else ""
+        description = metadata.clip(text, metadata.MAX_DESCRIPTION)
     return title, description or "", found
 
 
@@ -120,6 +107,7 @@ def _plain(document: str, formats: Collection[str], max_chars: int) -> Extracted
     return Extracted(
         title=None,
         description=None,
+        metadata=metadata.empty(),
         markdown=text if "markdown" in formats else None,
         text=text if "text" in formats else None,
         html=None,
@@ -128,80 +116,24 @@ def _plain(document: str, formats: Collection[str], max_chars: int) -> Extracted
     )
 
 
-def _title(tree: LexborHTMLParser) -> str | None:
-    node = tree.css_first("title")
-    og = tree.css_first('meta[property="og:title"]')
-    heading = tree.css_first("h1")
-    for candidate in (
-        node.text() if node else None,
-        og.attributes.get("content") if og else None,
-        heading.text() if heading else None,
-    ):
-        if candidate and candidate.strip():
-            return _clip(candidate, MAX_TITLE)
-    return None
+def _text(html: str) -> str:
+    """The content's words with no separator added: splitting or wrapping elements (markup
+    only) cannot change the hash, while any change of the words does."""
+    body = LexborHTMLParser(html).body
+    return body.text(separator="") if body is not None else ""
 
 
-def _description(tree: LexborHTMLParser) -> str | None:
-    node = tree.css_first('meta[name="description"]') or tree.css_first(
-        'meta[property="og:description"]'
-    )
-    content = node.attributes.get("content") if node else None
-    return _clip(content, MAX_DESCRIPTION) if content and content.strip() else None
+def _drop(tree: LexborHTMLParser, selector: str) -> None:
+    for node in tree.css(selector):
+        node.decompose()
 
 
-def _clip(text: str, limit: int) -> str:
-    return " ".join(text.split())[:limit]
+def _markdown(html: str, base: str) -> str:
+    converted = _convert(html, base, "markdown")
+    return _EMPTY_LINK.sub("", _EMPTY_IMAGE.sub("", converted)).strip()
 
 
-def _main(tree: LexborHTMLParser) -> LexborNode | None:
-    """The element holding the page's own content; the body when no better one stands out."""
-    body = tree.body
-    if body is None:
-        return None
-    mains = tree.css("main, [role=main]")
-    articles = tree.css("article")
-    if len(mains) == 1:
-        candidate = mains[0]
-    elif len(articles) == 1:
-        candidate = articles[0]
-    else:
-        candidate = next(filter(None, map(tree.css_first, _MAIN_SELECTORS)), body)
-    # A tiny <main> next to a long body is a layout wrapper, not the content.
-    if candidate is not body and len(candidate.text()) * 5 < min(len(body.text()), 2500):
-        return body
-    return candidate
-
-
-def _drop_boilerplate(root: LexborNode | None) -> None:
-    if root is None:
-        return
-    _drop(root, _BOILERPLATE)
-    for header in root.css("header"):
-        if not _inside(header, "article"):
-            header.decompose()
-
-
-def _drop(root: LexborNode | None, selector: str) -> None:
-    if root is not None:
-        for node in root.css(selector):
-            node.decompose()
-
-
-def _inside(node: LexborNode, tag: str) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.tag == tag:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _html(node: LexborNode | None) -> str:
-    return (node.html or "") if node is not None else ""
-
-
-def _convert(content: str, base: str, output: str, max_chars: int) -> str:
+def _convert(html: str, base: str, output: str) -> str:
     options = html_to_markdown.ConversionOptions(
         output_format=output,
         base_url=base,
@@ -209,18 +141,20 @@ def _convert(content: str, base: str, output: str, max_chars: int) -> str:
         autolinks=False,
         compact_tables=True,  # padding costs a model tokens and tells it nothing...
         # ...but tier1 pads larger tables anyway. Measured on bench/corpus.py it converts in
-        # 0.74 ms a page against 1.73 ms for "auto", otherwise with the same output.
-        tier_strategy="tier1",
+        # 0.74 ms a page against 1.73 ms for "auto", otherwise with the same output. tier1
+        # writes markdown whatever output_format says (html-to-markdown 3.21): plain text
+        # takes the default tiers.
+        tier_strategy="tier1" if output == "markdown" else "auto",
         # A data: image can be megabytes of base64; its alt text is what a reader wants.
         inline_data_media=html_to_markdown.InlineDataMedia.ALT_TEXT_ONLY,
         preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
     )
-    converted = html_to_markdown.convert(content, options).content or ""
-    return converted.strip()[:max_chars]
+    converted = html_to_markdown.convert(html, options).content or ""
+    return converted.strip()
 
 
-def _absolute_html(content: str, base: str, max_chars: int) -> str:
-    tree = LexborHTMLParser(content)
+def _absolute_html(html: str, base: str, max_chars: int) -> str:
+    tree = LexborHTMLParser(html)
     links.absolutize(tree, base)
     body = tree.body
     return (body.inner_html or "")[:max_chars] if body is not None else ""

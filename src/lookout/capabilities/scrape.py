@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import extract, fetch, registry
+from lookout.capabilities import content, extract, fetch, registry
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -67,6 +67,12 @@ async def scrape_page(
     try:
         small = len(result.body) <= INLINE_READ_BYTES
         read = reading() if small else await asyncio.to_thread(reading)
+    except content.TooComplex as exc:
+        too_complex = errors.FetchFailed(
+            f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
+            "CPU budget; this one is built to exceed it."
+        )
+        return _page(url, fetched_at, error=too_complex, status=result.status)
     except Exception:
         # A parser bug on one odd page must not cost the caller the other pages.
         logger.exception("could not read %s", result.final_url)
@@ -96,6 +102,7 @@ def _page(
         "text": read.text if read else None,
         "html": read.html if read else None,
         "links": read.links if read and want_links else None,
+        "metadata": read.metadata if read else None,
         "content_hash": read.content_hash if read else None,
         "fetched_at": fetched_at,
         "error": {"code": error.code, "message": error.message[:2000]} if error else None,

@@ -1,11 +1,16 @@
-"""Reading robots.txt and sitemaps (XML, sitemap indexes, gzip, plain-text lists). Pure, no I/O."""
+"""Reading robots.txt and sitemaps (XML, sitemap indexes, gzip, plain-text lists). Pure, no I/O.
+
+robots.txt goes through Protego (Scrapy's parser): it knows the `*` and `$` wildcards of RFC 9309,
+which the standard library's urllib.robotparser reads as literal characters (it allowed /x.pdf
+under `Disallow: /*.pdf$` and /search?q under `Disallow: /search*`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import urllib.robotparser
 
 from lxml import etree
+from protego import Protego
 
 from lookout.capabilities import inflate, links
 
@@ -21,17 +26,16 @@ class Sitemap:
 @dataclasses.dataclass(frozen=True)
 class Robots:
     sitemaps: list[str]
-    parser: urllib.robotparser.RobotFileParser
+    parser: Protego
 
     def allows(self, user_agent: str, url: str) -> bool:
-        return self.parser.can_fetch(user_agent, url)
+        return bool(self.parser.can_fetch(url, user_agent))
 
 
 def parse_robots(text: str, base: str) -> Robots:
     """The Sitemap lines and the rules of a robots.txt found at `base`."""
-    parser = urllib.robotparser.RobotFileParser()
-    parser.parse(text.splitlines())
-    found = [links.resolve(base, line) for line in parser.site_maps() or []]
+    parser = Protego.parse(text)
+    found = [links.resolve(base, line) for line in parser.sitemaps]
     return Robots(sitemaps=[url for url in found if url], parser=parser)
 
 

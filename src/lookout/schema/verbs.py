@@ -96,6 +96,25 @@ class ScrapeInputSchema(StrictSchema):
         return data
 
 
+class PageMetadataSchema(StrictSchema):
+    title = bounded_str(
+        1000, "The page's <title> (else og:title, else its first h1).", allow_none=True
+    )
+    description = bounded_str(
+        500, "The page's meta description or og:description.", allow_none=True
+    )
+    language = bounded_str(64, "Language tag from <html lang> or the page's meta.", allow_none=True)
+    canonical_url = bounded_str(
+        MAX_URL, "Absolute URL of <link rel=canonical> (else og:url).", allow_none=True
+    )
+    published_at = bounded_str(
+        64, "When the page says it was published (ISO 8601, as stated).", allow_none=True
+    )
+    modified_at = bounded_str(
+        64, "When the page says it was last modified (ISO 8601, as stated).", allow_none=True
+    )
+
+
 class ScrapedPageSchema(StrictSchema):
     url = bounded_str(MAX_URL, "The URL as asked.", required=True)
     final_url = bounded_str(MAX_URL, "The URL after redirects.", allow_none=True)
@@ -109,6 +128,11 @@ class ScrapedPageSchema(StrictSchema):
         validate=validate.Length(max=MAX_LINKS_PER_PAGE),
         allow_none=True,
         metadata={"description": "Absolute URLs of the page's links."},
+    )
+    metadata = fields.Nested(
+        PageMetadataSchema,
+        allow_none=True,
+        metadata={"description": "What the page states about itself; null if it failed."},
     )
     content_hash = bounded_str(
         80, "Hash of the normalized main text; equal = same content.", allow_none=True

@@ -1,0 +1,290 @@
+"""Which part of a page is its own content: trafilatura for prose, the page's region for the rest.
+
+Measured on tests/corpus/articles (181 real news and blog pages with hand-made ground truth, the
+shingle metric of Zyte's article-extraction benchmark; bench/extract.py), CPU per page on this
+machine (shared, noisy: trafilatura's own default is the baseline of each run):
+
+    what                                             F1     precision  recall  CPU ms/page
+    the selectors + class-word list this replaces    0.761  0.674      0.873    2.7
+    trafilatura 2.3 default (with its fallbacks)     0.960  0.942      0.978   15-21
+    trafilatura fast=True (no fallback)              0.962  0.946      0.979   12-14
+    trafilatura fast, favor_precision                0.946  0.947      0.946   10.6
+    trafilatura fast, favor_recall                   0.959  0.941      0.978   11.9
+    lexbor drops script/style/svg..., then trafilatura fast     0.962  0.946  0.979   8.9-9.9
+    resiliparse 2.0 main_content                     0.898  0.830      0.979    1.2
+
+So trafilatura in fast mode is read from a page that lexbor has already stripped of what is never
+content (it then parses a fraction of the bytes): the same F1 as its default for about half the
+CPU, as text. Lookout asks it for HTML (links, images, tables, formatting kept: 0.944-0.958 F1 as
+text, images being what costs) and converts that with html-to-markdown; whole extract() as
+web.scrape runs it (metadata, links, markdown and text): F1 0.951 (precision 0.928, recall 0.975)
+at 0.88-0.98x trafilatura default's CPU in the runs of bench/extract.py so far, not yet half.
+
+trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
+very content a user watches (a product's name and price, every event's title and date in a
+calendar) or, finding no article, falls back to the whole page, navigation included, with tables
+flattened; resiliparse drops every item of a search-result listing. So the page's *region* is
+computed too: the single <main> / [role=main] / <article> if there is one, else the body, with
+what HTML itself marks as chrome removed (nav, aside, header and footer outside the content,
+ARIA landmarks banner / navigation / contentinfo / complementary / search, dialogs, form
+controls, hidden elements). No class or id word decides anything. The region wins when
+trafilatura kept under half of it and no paragraph of prose (PROSE_WORDS: a product, a calendar)
+or all of it (it fell back to the whole page); a page that says it is an article (og:type,
+schema.org @type) takes trafilatura's, one that says it is a product, event, listing, menu...
+takes its region without running trafilatura. A word-count rule alone (fewer than 100 words)
+misfired on three short real articles (F1 0.940). On the 181 articles 180 take trafilatura's
+and 1 its region; bench/extract.py prints the count.
+
+Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
+minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
+deeper than MAX_DEPTH is refused (TooComplex); one with more than MAX_ELEMENTS elements skips
+trafilatura and is read as its region (linear: 0.5 s for 2 MB and 200,000 elements).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Literal
+
+import trafilatura
+from lxml import etree
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+from trafilatura import htmlprocessing
+
+MAX_DEPTH = 1000  # browsers stop nesting at 512; no real page comes near either
+MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
+PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
+# og:type and schema.org @type values, lowercased.
+_ARTICLES = frozenset(
+    [
+        "article",
+        "newsarticle",
+        "blogposting",
+        "reportagenewsarticle",
+        "analysisnewsarticle",
+        "opinionnewsarticle",
+        "reviewnewsarticle",
+        "techarticle",
+        "scholarlyarticle",
+        "socialmediaposting",
+        "liveblogposting",
+    ]
+)
+_NOT_ARTICLES = frozenset(
+    [
+        "product",
+        "product.item",
+        "og:product",
+        "productgroup",
+        "offer",
+        "aggregateoffer",
+        "event",
+        "itemlist",
+        "searchresultspage",
+        "collectionpage",
+        "menu",
+        "restaurant",
+        "foodestablishment",
+        "store",
+        "localbusiness",
+        "faqpage",
+        "qapage",
+        "discussionforumposting",
+        "jobposting",
+        "recipe",
+    ]
+)
+# Never content, whatever the page: dropped before anything else is measured.
+JUNK = "script, style, noscript, template, svg, iframe, object, embed, canvas, link, meta, head"
+_CHROME = ", ".join(
+    (
+        "nav, aside, dialog, button, select, input, textarea, [hidden], [aria-hidden=true]",
+        "[role=navigation], [role=banner], [role=contentinfo], [role=complementary]",
+        "[role=search], [role=dialog], [role=alertdialog]",
+        'img[width="0"], img[width="1"], img[height="0"], img[height="1"]',  # tracking pixels
+    )
+)
+_TAG = re.compile(r"<(/?[a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+# Elements that do not nest when a page leaves them open (a parser closes them itself).
+_FLAT = frozenset(
+    [
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "option",
+        "optgroup",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "colgroup",
+        "rb",
+        "rt",
+        "rp",
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+_WORD = re.compile(r"\w+")
+
+Path = Literal["article", "region", "page"]
+
+
+class TooComplex(Exception):
+    """The page nests its elements too deeply to be read within a CPU budget."""
+
+
+def check_nesting(document: str) -> None:
+    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep (an upper bound
+    from the tags alone, counted before any parser sees the page)."""
+    if document.count("<") < 2 * MAX_DEPTH:
+        return  # too few tags to nest that deep
+    depth = 0
+    for name, self_closing in _TAG.findall(document.lower()):
+        if self_closing or name.lstrip("/") in _FLAT:
+            continue
+        if name[0] == "/":
+            depth = depth - 1 if depth else 0
+            continue
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+
+
+def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
+    """The HTML of the page's own content and which path found it. `tree` is pruned of JUNK
+    already; chrome is removed from it in place. `kinds`: what the page says it is."""
+    declared = _declared(kinds)
+    small = len(tree.css("*")) <= MAX_ELEMENTS
+    drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
+    found = _trafilatura(tree.html or "") if small and declared != "other" else None
+    if found is not None and declared == "article" and found.words > 0:
+        return found.html, "article"  # the page says it is one: no region needed
+    region = region_of(tree)
+    if found is None or not _prefer_article(found, region):
+        return _html(region), "region"
+    return found.html, "article"
+
+
+def _declared(kinds: frozenset[str]) -> str | None:
+    """ "article" or "other" when the page's og:type / schema.org types say so, else None."""
+    if kinds & _ARTICLES:
+        return "article"
+    return "other" if kinds & _NOT_ARTICLES else None
+
+
+def _prefer_article(article: Article, region: LexborNode | None) -> bool:
+    """Whether trafilatura's article is the page's content rather than its whole region."""
+    kept = article.words
+    available = _words(region.text(separator=" ")) if region is not None else 0
+    if kept == 0 or available == 0:
+        return kept > 0
+    if kept >= available or article.whole_page:
+        return False  # trafilatura found no article and fell back to the whole page
+    # An article has prose; a product, a calendar, a listing has short items.
+    return article.longest_block >= PROSE_WORDS or 2 * kept >= available
+
+
+def page_html(tree: LexborHTMLParser) -> str:
+    """The whole body (JUNK already gone): only_main_content=false."""
+    return _html(tree.body)
+
+
+@dataclasses.dataclass(frozen=True)
+class Article:
+    """What trafilatura took for the page's article."""
+
+    html: str
+    words: int
+    longest_block: int  # words in the longest line of a paragraph or list item
+    whole_page: bool  # trafilatura found no article and gave the page's text as one <p>
+
+
+def _trafilatura(source: str) -> Article | None:
+    """What trafilatura takes for the article, None if it finds nothing."""
+    # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
+    # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
+    # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
+    document = trafilatura.bare_extraction(
+        source,
+        output_format="html",
+        fast=True,
+        include_comments=False,
+        include_links=True,
+        include_images=True,
+        include_tables=True,
+        include_formatting=True,
+        with_metadata=False,
+        as_dict=False,
+    )
+    body = getattr(document, "body", None)
+    if body is None:
+        return None
+    html = htmlprocessing.convert_to_html(body)
+    for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
+        if block.getparent() is not None and block.getparent().tag == "pre":
+            block.tag = "code"
+    words = _words(" ".join(html.itertext()))
+    # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
+    # per text node, which is no paragraph of prose.
+    blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
+    longest = max((_words(line) for block in blocks for line in block.split("\n")), default=0)
+    parts = list(html[0]) if len(html) else []  # html > body > blocks
+    whole_page = len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
+    return Article(etree.tostring(html, encoding="unicode"), words, longest, whole_page)
+
+
+def drop_chrome(tree: LexborHTMLParser) -> None:
+    """Remove what HTML marks as navigation, landmarks, dialogs, controls, hidden, pixels."""
+    for node in tree.css(_CHROME):
+        node.decompose()
+
+
+def region_of(tree: LexborHTMLParser) -> LexborNode | None:
+    """The page's region (see above), from a `tree` without chrome; headers and footers outside
+    an article or a main are removed in place. (Before trafilatura they cost 0.004 F1: it reads
+    them to place the article.)"""
+    mains, articles = tree.css("main, [role=main]"), tree.css("article")
+    region = mains[0] if len(mains) == 1 else articles[0] if len(articles) == 1 else tree.body
+    body = tree.body
+    # A tiny <main> next to a long body is a layout wrapper, not the content.
+    wrapper = region is not None and body is not None and region != body
+    if wrapper and 5 * len(region.text()) < min(len(body.text()), 2500):  # type: ignore[union-attr]
+        region = body
+    for node in tree.css("header, footer"):
+        if not _inside_content(node):
+            node.decompose()
+    return region
+
+
+def _inside_content(node: LexborNode) -> bool:
+    """An article's or a main's own header/footer (its title, byline, notes) is content."""
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in ("article", "main") or parent.attributes.get("role") == "main":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _html(node: LexborNode | None) -> str:
+    return (node.html or "") if node is not None else ""

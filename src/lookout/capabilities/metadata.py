@@ -1,0 +1,163 @@
+"""What a page says about itself: title, description, language, canonical URL, dates.
+
+Read from the parsed page (lexbor) before anything is dropped: <title>, <meta> (name, property,
+itemprop, http-equiv), <link rel=canonical>, <html lang> and schema.org JSON-LD. Nothing here is
+guessed from the text; a value the page does not state is None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser
+
+from lookout.capabilities import links
+
+MAX_TITLE = 1000
+MAX_DESCRIPTION = 500
+MAX_SHORT = 64  # a language tag or a timestamp
+MAX_JSON_LD = 200_000  # bytes of one JSON-LD block worth reading
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$")
+_PUBLISHED = ("article:published_time", "datePublished", "date", "dc.date", "DC.date.issued")
+KEYS = ("title", "description", "language", "canonical_url", "published_at", "modified_at")
+_MODIFIED = ("article:modified_time", "og:updated_time", "dateModified", "last-modified")
+
+
+def clip(text: str | None, limit: int) -> str | None:
+    """`text` on one line, at most `limit` characters; None if it is empty."""
+    if not text:
+        return None
+    return " ".join(text.split())[:limit] or None
+
+
+def read(tree: LexborHTMLParser, url: str) -> dict[str, str | None]:
+    """The page's metadata; every key is present, None when the page does not say."""
+    metas = _metas(tree)
+    ld = _json_ld(tree)
+    return {
+        "title": title(tree, metas),
+        "description": description(metas),
+        "language": _language(tree, metas),
+        "canonical_url": _canonical(tree, url, metas),
+        "published_at": _date([metas.get(k.lower()) for k in _PUBLISHED] + [ld.get("published")]),
+        "modified_at": _date([metas.get(k.lower()) for k in _MODIFIED] + [ld.get("modified")]),
+    }
+
+
+def empty() -> dict[str, str | None]:
+    """The metadata of a page that states none (a text/plain body)."""
+    return dict.fromkeys(KEYS)
+
+
+def title(tree: LexborHTMLParser, metas: dict[str, str] | None = None) -> str | None:
+    metas = _metas(tree) if metas is None else metas
+    node = tree.css_first("title")
+    heading = tree.css_first("h1")
+    for candidate in (
+        node.text() if node else None,
+        metas.get("og:title"),
+        heading.text() if heading else None,
+    ):
+        clipped = clip(candidate, MAX_TITLE)
+        if clipped:
+            return clipped
+    return None
+
+
+def description(metas: dict[str, str]) -> str | None:
+    return clip(metas.get("description") or metas.get("og:description"), MAX_DESCRIPTION)
+
+
+def metas(tree: LexborHTMLParser) -> dict[str, str]:
+    """The first value of each <meta>, keyed by its lowercased name/property/itemprop."""
+    return _metas(tree)
+
+
+def _metas(tree: LexborHTMLParser) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in tree.css("meta[content]"):
+        attrs = node.attributes
+        key = attrs.get("name") or attrs.get("property") or attrs.get("itemprop")
+        key = key or attrs.get("http-equiv")
+        if key and attrs.get("content"):
+            found.setdefault(key.strip().lower(), attrs["content"] or "")
+    for node in tree.css("time[itemprop][datetime]"):
+        found.setdefault(
+            (node.attributes.get("itemprop") or "").lower(), node.attributes.get("datetime") or ""
+        )
+    return found
+
+
+def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
+    html = tree.css_first("html")
+    declared = html.attributes.get("lang") if html is not None else None
+    declared = declared or metas.get("content-language") or metas.get("og:locale")
+    tag = clip(declared, MAX_SHORT)
+    return (
+        tag.replace("_", "-")
+        if tag and re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", tag)
+        else None
+    )
+
+
+def _canonical(tree: LexborHTMLParser, url: str, metas: dict[str, str]) -> str | None:
+    node = tree.css_first('link[rel="canonical"][href]')
+    href = node.attributes.get("href") if node is not None else metas.get("og:url")
+    return links.resolve(url, href) if href else None
+
+
+def _date(candidates: list[str | None]) -> str | None:
+    for candidate in candidates:
+        value = clip(candidate, MAX_SHORT)
+        if value and _DATE.match(value):
+            return value
+    return None
+
+
+def kinds(tree: LexborHTMLParser) -> frozenset[str]:
+    """What the page says it is, lowercased: og:type and every schema.org JSON-LD @type."""
+    og = _metas(tree).get("og:type")
+    found = {og.strip().lower()} if og else set()
+    for item in _ld_objects(tree):
+        declared = item.get("@type")
+        for kind in declared if isinstance(declared, list) else [declared]:
+            if isinstance(kind, str):
+                found.add(kind.strip().lower())
+    return frozenset(found)
+
+
+def _json_ld(tree: LexborHTMLParser) -> dict[str, str]:
+    """datePublished / dateModified of the page's schema.org objects, first found wins."""
+    found: dict[str, str] = {}
+    for item in _ld_objects(tree):
+        for key, name in (("datePublished", "published"), ("dateModified", "modified")):
+            if isinstance(item.get(key), str):
+                found.setdefault(name, item[key])
+    return found
+
+
+def _ld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
+    for node in tree.css('script[type="application/ld+json"]'):
+        source = node.text()
+        if len(source) > MAX_JSON_LD:
+            continue
+        try:
+            data = json.loads(source)
+        except ValueError:
+            continue
+        yield from _objects(data, depth=0)
+
+
+def _objects(data: Any, depth: int) -> Iterator[dict[str, Any]]:
+    """Every JSON object in `data` (lists and @graph unpacked), at most a few levels down."""
+    if depth > 3:
+        return
+    if isinstance(data, list):
+        for item in data:
+            yield from _objects(item, depth + 1)
+    elif isinstance(data, dict):
+        yield data
+        yield from _objects(data.get("@graph"), depth + 1)

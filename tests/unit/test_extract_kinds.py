@@ -1,0 +1,226 @@
+"""Extraction per kind of page (tests/corpus/kinds): the content kept, the chrome gone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lookout.capabilities import content, extract
+
+KINDS = Path(__file__).resolve().parent.parent / "corpus" / "kinds"
+URL = "https://site.example/section/page.html"
+
+
+def _read(name: str, **options: object) -> extract.Extracted:
+    options.setdefault("formats", ("markdown", "text"))
+    body = (KINDS / f"{name}.html").read_bytes()
+    return extract.extract(body, url=URL, **options)  # type: ignore[arg-type]
+
+
+def _both(page: extract.Extracted) -> tuple[str, str]:
+    assert page.markdown is not None and page.text is not None
+    return page.markdown, page.text
+
+
+@pytest.mark.parametrize(
+    ("kind", "kept", "gone"),
+    [
+        (
+            "article",
+            ["The river rose", "two metres", "What to do", "Move cars to high ground",
+             "Ashford", "4.2 m", 'level = read_gauge("ashford")', "up to 40 mm"],
+            ["World", "Sport", "We use cookies", "Most read", "Celebrity gossip",
+             "morning briefing", "Copyright 2024", "do not include me"],
+        ),
+        (
+            "product",
+            ["Trailblazer 2 Hiking Boot", "£129.00", "£159.00",
+             "In stock \u2013 ships within 24 hours", "waterproof full-grain leather boot",
+             "Vibram Megagrip outsole", "540 g per boot"],
+            ["Men", "Women", "Search our store", "Cart (0)", "We use cookies", "Add to cart",
+             "All rights reserved", "Privacy policy", "ShopifyAnalytics"],
+        ),
+        (
+            "listing",
+            ['12 results for "standing desk"', "Flexi Pro Electric Standing Desk", "$499.00",
+             "Oak Riser Manual Desk", "$289.00", "Lift Duo Dual-Motor Desk", "$649.00",
+             "Compact 60 Standing Desk", "$349.00", "Corner L-Shaped Standing Desk", "$799.00",
+             "4.4 out of 5 (63 reviews)"],
+            ["Chairs", "Deals", "Relevance", "Next", "DeskWorld Inc.", "Terms"],
+        ),
+        (
+            "menu",
+            ["Our Menu", "Antipasti", "Bruschetta al pomodoro", "€7.50", "Burrata pugliese",
+             "€12.00", "Cacio e pepe", "€13.00", "Lasagna della nonna", "€14.50", "Tiramisù",
+             "€6.00", "Beef ragù, béchamel, parmigiano"],
+            ["Book a table", "Facebook", "Instagram", "P.IVA"],
+        ),
+        (
+            "prices",
+            ["Simple, transparent pricing", "Starter", "100 GB", "$5", "Business", "$99",
+             "Contact sales", "Prices exclude VAT"],
+            ["Features", "Log in", "Careers", "© 2024 CloudBox"],
+        ),
+        (
+            "events",
+            ["What's on in March 2025", "Tue 4 March, 7:00 pm", "Pub Quiz Night", "£3 entry",
+             "Sat 8 March, 10:00 am", "Repair Café", "Spring Choir Concert", "£8, children free",
+             "Farmers' Market", "Car park"],
+            ["Hire the hall", "Donate", "Sign up for monthly updates", "12 Mill Lane",
+             "Registered charity"],
+        ),
+        (
+            "docs",
+            ["Installing", "Widgetlib supports Python 3.9 and newer", "pip install widgetlib",
+             "From source", "pip install -e widgetlib", "Building from source needs a C compiler",
+             "WIDGET_CACHE", "~/.cache/widget"],
+            ["Search docs", "API reference", "Previous", "Built with", "© Copyright 2024"],
+        ),
+        (
+            "forum",
+            ["Boiler pressure keeps dropping", "My combi boiler drops from 1.5 bar to 0.5 bar",
+             "heatingpro", "expansion vessel probably needs recharging to 1 bar",
+             "it has held 1.4 bar since"],
+            ["Register", "Login", "Board index", "Powered by", "Skip to content"],
+        ),
+        (
+            "table_only",
+            ["US dollar", "USD", "1.0832", "Japanese yen", "162.15", "Swiss franc", "0.9612"],
+            [],
+        ),
+        (
+            "divsoup",
+            ["Opening hours and contact", "Membership is free for residents",
+             "Monday to Friday: 9:00 \u2013 19:00", "Sunday: closed", "Phone 01632 960123"],
+            [],
+        ),
+    ],
+)  # fmt: skip
+def test_each_kind_of_page_keeps_its_content_and_drops_its_chrome(
+    kind: str, kept: list[str], gone: list[str]
+) -> None:
+    markdown, text = _both(_read(kind))
+    for wanted in kept:
+        assert wanted in text, wanted
+        assert wanted.replace("$", "\\$") in markdown or wanted in markdown, wanted
+    for chrome in gone:
+        assert chrome not in markdown, chrome
+        assert chrome not in text, chrome
+
+
+def test_every_item_of_a_listing_is_kept_in_order() -> None:
+    _, text = _both(_read("listing"))
+    names = re.findall(r"^(?:- )?(.*Desk)$", text, flags=re.MULTILINE)
+    assert names == [
+        "Flexi Pro Electric Standing Desk",
+        "Oak Riser Manual Desk",
+        "Lift Duo Dual-Motor Desk",
+        "Compact 60 Standing Desk",
+        "Corner L-Shaped Standing Desk",
+    ]
+
+
+def test_tables_come_out_as_markdown_tables() -> None:
+    markdown, _ = _both(_read("prices"))
+    assert re.search(r"^\| Plan +\| Storage +\| Users +\| Price per month +\|$", markdown, re.M)
+    assert re.search(r"^\| Team +\| 1 TB +\| 10 +\| \$25 +\|$", markdown, re.M)
+    markdown, _ = _both(_read("table_only"))
+    assert re.search(r"^\| Pound sterling +\| GBP +\| 0\.8571 +\|$", markdown, re.M)
+
+
+def test_markdown_keeps_structure_links_and_alt_text_but_no_pixels_or_empty_links() -> None:
+    markdown, text = _both(_read("article"))
+    assert "# River levels rise again" in markdown and "## What to do" in markdown
+    assert "- Move cars to high ground" in markdown
+    assert '```\nlevel = read_gauge("ashford")\n```' in markdown
+    assert "[last year's flood](https://site.example/2023/flood.html#map)" in markdown
+    assert "![The river at dawn](https://site.example/img/river.jpg)" in markdown
+    assert "pixel.gif" not in markdown and "](" not in text
+    assert "The river at dawn" not in text  # an image is not text
+    listing, _ = _both(_read("listing"))
+    assert "[Flexi Pro Electric Standing Desk](https://site.example/p/flexi-pro)" in listing
+    product, _ = _both(_read("product"))
+    assert "pixel.tracker" not in product and "[]" not in product and "![]" not in product
+
+
+def test_only_main_content_off_returns_the_whole_page_without_scripts() -> None:
+    markdown, text = _both(_read("product", only_main_content=False))
+    for everything in ("Men", "Search", "Trailblazer 2 Hiking Boot", "£129.00", "All rights"):
+        assert everything in text
+    assert "ShopifyAnalytics" not in markdown and "color:#c00" not in markdown
+
+
+def test_metadata_is_what_the_page_states() -> None:
+    assert _read("article").metadata == {
+        "title": "River levels rise again | Valley News",
+        "description": "Flood watch for the valley.",
+        "language": "en-GB",
+        "canonical_url": "https://news.example/2024/05/river-levels",
+        "published_at": "2024-05-02T07:30:00+01:00",
+        "modified_at": "2024-05-02T11:05:00+01:00",
+    }
+    assert _read("table_only").metadata == {
+        "title": "Exchange rates",
+        "description": None,
+        "language": None,
+        "canonical_url": None,
+        "published_at": None,
+        "modified_at": None,
+    }
+
+
+def test_dates_from_json_ld_and_relative_canonical_links() -> None:
+    page = extract.extract(
+        b'<html lang="fr_FR"><head><link rel="canonical" href="/a/b">'
+        b'<script type="application/ld+json">{"@graph": [{"@type": "NewsArticle", '
+        b'"datePublished": "2025-01-02T03:04:05Z", "dateModified": "2025-01-03"}]}</script>'
+        b"</head><body><p>Words.</p></body></html>",
+        url=URL,
+    )
+    assert page.metadata["language"] == "fr-FR"
+    assert page.metadata["canonical_url"] == "https://site.example/a/b"
+    assert page.metadata["published_at"] == "2025-01-02T03:04:05Z"
+    assert page.metadata["modified_at"] == "2025-01-03"
+
+
+@pytest.mark.parametrize(
+    ("kind", "before", "after"),
+    [
+        ("article", "two metres", "three metres"),
+        ("product", "£129.00", "£119.00"),
+        ("listing", "$499.00", "$479.00"),
+        ("menu", "€7.50", "€8.50"),
+        ("events", "£3 entry", "£4 entry"),
+    ],
+)
+def test_the_hash_is_blind_to_markup_and_sees_content(kind: str, before: str, after: str) -> None:
+    html = (KINDS / f"{kind}.html").read_text()
+    restyled = html.replace("<h1", '<h1 class="x-title" style="color:red"').replace(
+        "<body", '<body data-build="2025-01-02"'
+    )
+    restyled = restyled.replace("</head>", "<style>p{margin:0}</style><script>x=1</script></head>")
+    edited = html.replace(before, after)
+    assert edited != html
+
+    def hashed(page: str) -> str:
+        return extract.extract(page.encode(), url=URL).content_hash
+
+    assert hashed(restyled) == hashed(html)
+    assert hashed(edited) != hashed(html)
+
+
+def test_a_deeply_nested_page_is_refused_with_a_clear_error() -> None:
+    page = "<html><body>" + "<div>" * 200_000 + "deep" + "</div>" * 200_000 + "</body></html>"
+    with pytest.raises(content.TooComplex, match="more than 1000 deep"):
+        extract.extract(page.encode(), url=URL)
+
+
+def test_a_page_of_100000_elements_is_read_without_trafilatura() -> None:
+    rows = "".join(f"<tr><td>item {i}</td><td>{i} EUR</td></tr>" for i in range(50_000))
+    page = f"<html><body><nav>Home</nav><main><table>{rows}</table></main></body></html>"
+    read = extract.extract(page.encode(), url=URL, formats=("text",), max_chars=10_000_000)
+    text = read.text or ""
+    assert "item 0\t0 EUR" in text and "item 49999\t49999 EUR" in text
+    assert "Home" not in text
