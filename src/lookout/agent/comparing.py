@@ -11,7 +11,7 @@ from lookout.agent import fields, passages, reading
 
 MAX_ROWS = 14
 CELL_CHARS = 90
-MAX_PRICES = 3
+MAX_PRICES = 1  # the first price a page states: a product's own (delivery thresholds come later)
 _LABELLED = re.compile(r"^\s*(?:[-*+]\s+)?\*{0,2}([^:|*]{2,40}?)\*{0,2}\s*[:\uff1a]\s*(.{1,200})$")
 _CELLS = re.compile(r"\s*\|\s*")
 

@@ -88,10 +88,9 @@ def _summary(url: str, pages: list[dict[str, Any]], dates: dict[str, str]) -> st
         meta = page.get("metadata") or {}
         when = meta.get("published_time") or meta.get("modified_time") or dates.get(page["url"])
         dated = f" ({str(when)[:10]})" if when else ""
-        out.append(f"- **[{title}]({page.get('final_url') or page['url']})**{dated}")
         first = _first_line(page)
-        if first:
-            out.append(f"  {first}")
+        line = f"- **[{title}]({page.get('final_url') or page['url']})**{dated}"
+        out.append(f"{line} — {first}" if first else line)
     return "\n".join(out)
 
 
