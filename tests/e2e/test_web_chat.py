@@ -400,8 +400,6 @@ async def test_a_slow_call_shows_its_job_progress(
     card = page.locator("details.tool-card")
     await expect(card.locator(".tool-status")).to_have_text("Done", timeout=30_000)
     await expect(bar).to_have_count(0)
-    await expect(page.locator(".message.assistant .text").last).to_contain_text(
-        "Here are the 6 pages side by side"
-    )
+    await expect(page.locator(".message.assistant .text").last).to_contain_text("Comparing 6 pages")
     await desktop.shot("02-job-done")
     assert desktop.errors == []

@@ -254,8 +254,8 @@ async def test_rule_planner_compares_and_discovers(
     )
     listed = await say(client, tenant, chat_id, f"list the pages of {site.url('/')}")
 
-    assert compared.text.startswith("Here are the 2 pages side by side:")
-    assert "**left**" in compared.text and "**right**" in compared.text
+    assert compared.text.startswith("Comparing 2 pages:\n\n| | left | right |")
+    assert "[left](" in compared.text and "[right](" in compared.text
     tool = [p for p in listed.parts if p["type"] == "tool-input-available"]
     assert tool[0]["toolName"] == "web_discover"
 

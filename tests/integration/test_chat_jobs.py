@@ -58,4 +58,4 @@ async def test_a_job_past_the_deadline_is_posted_to_the_chat_when_done(
     late = stored[-1]
     assert late["role"] == "assistant" and late["source"] == "automation"
     text = "".join(p.get("text", "") for p in late["parts"])
-    assert text.startswith("Job ") and "side by side" in text
+    assert text.startswith("Job ") and "Comparing " in text

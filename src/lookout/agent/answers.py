@@ -5,9 +5,9 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from lookout.agent import comparing, reading
 from lookout.agent.tools import Call
 
-EXCERPT_CHARS = 700
 MAX_LISTED = 10
 
 
@@ -25,55 +25,6 @@ def failure(call: Call) -> str:
 
 def page_error(page: dict[str, Any]) -> str:
     return f"I couldn't read {host(page['url'])}: {page['error']['message']}"
-
-
-def headings(markdown: str) -> list[str]:
-    return [line.lstrip("#").strip() for line in markdown.splitlines() if line.startswith("#")]
-
-
-def excerpt(markdown: str) -> str:
-    """The first meaningful paragraphs, bounded, cut at a sentence where possible."""
-    paragraphs = [
-        block.strip()
-        for block in markdown.split("\n\n")
-        if block.strip() and not block.lstrip().startswith(("#", "![", "|"))
-    ]
-    text = " ".join(paragraphs)
-    if len(text) <= EXCERPT_CHARS:
-        return text
-    cut = text[:EXCERPT_CHARS]
-    return (cut[: cut.rfind(". ") + 1] or cut).strip() + " …"
-
-
-def page(page: dict[str, Any]) -> str:
-    if page.get("error"):
-        return page_error(page)
-    title = page.get("title") or host(page["url"])
-    markdown = page.get("markdown") or ""
-    out = [f"**{title}** ({page.get('final_url') or page['url']})"]
-    heads = [h for h in headings(markdown) if h and h != title][:6]
-    if heads:
-        out.append("Sections: " + "; ".join(heads) + ".")
-    body = excerpt(markdown)
-    if body:
-        out.append(body)
-    return "\n".join(out)
-
-
-def compare(pages: list[dict[str, Any]]) -> str:
-    """Several pages side by side: title, size and main sections of each."""
-    out = [f"Here are the {len(pages)} pages side by side:"]
-    for item in pages:
-        if item.get("error"):
-            out.append(f"- {page_error(item)}")
-            continue
-        markdown = item.get("markdown") or ""
-        words = len(markdown.split())
-        heads = "; ".join(headings(markdown)[:4]) or "no sections"
-        out.append(f"- **{item.get('title') or host(item['url'])}** — {words} words; {heads}")
-    out.append("")
-    out += [page(item) for item in pages if not item.get("error")]
-    return "\n".join(out)
 
 
 def links(output: dict[str, Any], target: str) -> str:
@@ -113,7 +64,11 @@ def of_output(verb: str, output: dict[str, Any], arguments: dict[str, Any]) -> s
     """Plain words for any verb's output (a job result posted to the chat later)."""
     if verb == "web.scrape":
         pages = output.get("pages") or []
-        return compare(pages) if len(pages) > 1 else (page(pages[0]) if pages else "No pages.")
+        if len(pages) > 1:
+            return comparing.compare(pages)
+        if not pages:
+            return "No pages."
+        return page_error(pages[0]) if pages[0].get("error") else reading.lead(pages[0])
     if verb == "web.discover":
         return links(output, str(arguments.get("url") or arguments.get("query") or "the site"))
     if verb == "maps.search":

@@ -37,6 +37,7 @@ class TurnContext:
     now: dt.datetime
     watches: WatchTools | None = None  # None: watching is unavailable (or a scheduled turn)
     job_deadline_s: float = 300.0
+    question: str = ""  # the message this turn answers (ranks what a model reads of a page)
     # The turn's verb calls' settles, written with the turn's answer (turns.execute).
     settlements: list[credits.Settlement] = dataclasses.field(default_factory=list)
 

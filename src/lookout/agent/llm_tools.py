@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, planner_rules, tools
+from lookout.agent import changes, passages, planner_rules, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -145,7 +145,9 @@ def _page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> dict
     shown = {key: page.get(key) for key in ("url", "final_url", "status", "title")}
     markdown = page.get("markdown")
     if markdown is not None:
-        shown["markdown"] = _cut(markdown, PAGE_CHARS)
+        # The passages that best match the question first, not the page's first characters.
+        url = str(page["url"])
+        shown["markdown"] = passages.for_model(ctx.question, markdown, url=url, limit=PAGE_CHARS)
         shown["what_changed"] = _what_changed(page, markdown, ctx, pages)
     elif page.get("text") is not None:
         shown["text"] = _cut(str(page["text"]), PAGE_CHARS)

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import answers, changes, router, tools
+from lookout.agent import answers, changes, comparing, latest, reading, router, tools
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 
@@ -16,9 +16,16 @@ _DISCOVER = re.compile(
     r"\b(list|map|sitemap|all (the )?pages|every page|pages (of|on)|links (on|of)|discover|crawl)\b"
 )
 _REVIEWS = re.compile(r"\breviews?\b|\bwhat (do )?people say\b")
+_THEIR = re.compile(r"\b(their|each|all|every one of them|them)\b")
+REVIEWED_PLACES = 3  # "coffee shops near X and their reviews": the reviews of the first three
 _ONCE = re.compile(r"\b(just once|once|only now|just now|one[- ]?(time|off)|no|nope|not now)\b")
 _KEEP = re.compile(r"\b(keep|watch|yes|yeah|sure|track|monitor|every|daily|weekly|hourly)\b")
 SEARCH_LIMIT = 10
+NO_SEARCH = (
+    "Web search isn't configured here: send me a link (for example https://example.com) and "
+    "I'll read it, or ask whoever runs Lookout to set LOOKOUT_SEARCH_URL to a SearXNG-compatible "
+    "search API."
+)
 _BACK_REFERENCE = re.compile(r"\b(it|this|that|these|those|them|the page|the site|same)\b")
 
 
@@ -115,23 +122,30 @@ async def start_watch(text: str, route: router.Route, ctx: TurnContext) -> str:
 async def gather(route: router.Route, text: str, ctx: TurnContext, reply: Reply) -> None:
     lowered = text.lower()
     if route.urls:
-        if _DISCOVER.search(lowered):
+        if latest.asks(lowered) and len(route.urls) == 1:
+            reply.sentences.append(await latest.read(route.urls[0], ctx))
+        elif _DISCOVER.search(lowered):
             await discover_site(route.urls[0], ctx, reply)
         else:
-            await scrape(list(route.urls), ctx, reply)
+            await scrape(list(route.urls), text, ctx, reply)
     elif route.query or route.place:
         await maps(route, lowered, ctx, reply)
     else:
         await search(text, ctx, reply)
 
 
-async def scrape(urls: list[str], ctx: TurnContext, reply: Reply) -> None:
+async def scrape(urls: list[str], question: str, ctx: TurnContext, reply: Reply) -> None:
     call = await tools.call(ctx, "web.scrape", {"urls": urls[:20]})
     if call.output is None:
         reply.sentences.append(_unfinished(call))
         return
     pages = call.output["pages"]
-    reply.sentences.append(answers.compare(pages) if len(pages) > 1 else answers.page(pages[0]))
+    if len(pages) > 1:
+        reply.sentences.append(comparing.compare(pages))
+    elif pages[0].get("error"):
+        reply.sentences.append(answers.page_error(pages[0]))
+    else:
+        reply.sentences.append(reading.answer(question, pages[0]))
     for page in pages:
         if not page.get("error"):
             reply.sentences.append(_what_changed(page, ctx, reply))
@@ -169,24 +183,25 @@ async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply
             answers.places(call.output, query) if call.output else _unfinished(call)
         )
         return
-    found = await tools.call(ctx, "maps.search", {**arguments, "limit": 1})
+    several = route.place is None and _THEIR.search(lowered) is not None
+    found = await tools.call(ctx, "maps.search", {**arguments, "limit": 5 if several else 1})
     places = (found.output or {}).get("places") or []
     if not places:
         reply.sentences.append(
             answers.places(found.output, query) if found.output else _unfinished(found)
         )
         return
-    call = await tools.call(ctx, "maps.reviews", {"place_ref": places[0]["place_ref"], "limit": 10})
-    reply.sentences.append(answers.reviews(call.output) if call.output else _unfinished(call))
+    if several and found.output is not None:
+        reply.sentences.append(answers.places(found.output, query))
+    for place in places[: REVIEWED_PLACES if several else 1]:
+        call = await tools.call(ctx, "maps.reviews", {"place_ref": place["place_ref"], "limit": 10})
+        reply.sentences.append(answers.reviews(call.output) if call.output else _unfinished(call))
 
 
 async def search(text: str, ctx: TurnContext, reply: Reply) -> None:
     call = await tools.call(ctx, "web.discover", {"query": text[:200], "limit": SEARCH_LIMIT})
     if isinstance(call.error, errors.ProviderNotConfigured):
-        reply.sentences.append(
-            "Send me a link (for example https://example.com) and I'll read it for you; "
-            "web search isn't configured here."
-        )
+        reply.sentences.append(NO_SEARCH)
         return
     reply.sentences.append(
         answers.links(call.output, f"“{text[:80]}”") if call.output else _unfinished(call)

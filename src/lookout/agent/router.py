@@ -371,7 +371,8 @@ _PLACE = re.compile(
 )
 _TAIL = re.compile(
     r"\s*,?\s*\b(?:every|each|daily|hourly|weekly|monthly|nightly|twice|once|and\s+(?:let|tell"
-    r"|notify|alert|ping|keep)|right\s+now|now|today|tonight|please|pls|for\s+me)\b.*$"
+    r"|notify|alert|ping|keep|show|give|get|list|read|send|find|see|check|what|how|their|its)"
+    r"|right\s+now|now|today|tonight|please|pls|for\s+me)\b.*$"
     r"|\s*[?.!]+\s*$",
     re.IGNORECASE,
 )

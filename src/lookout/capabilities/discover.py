@@ -66,6 +66,7 @@ def _site(host: str) -> str:
 class _Found:
     title: str | None = None
     snippet: str | None = None
+    lastmod: str | None = None
 
 
 class Crawl:
@@ -97,6 +98,7 @@ class Crawl:
             raise self.start_error
         kept = [
             {"url": url, "title": found.title, "snippet": found.snippet}
+            | ({"lastmod": found.lastmod} if found.lastmod else {})
             for url, found in self.found.items()
             if self._matches(url, found)
         ]
@@ -168,7 +170,10 @@ class Crawl:
             sitemap = await self._sitemap(url)
             queue.extend((child, nesting + 1) for child in sitemap.sitemaps)
             for page in sitemap.pages:
-                if self._add(page) and self._full():
+                added = self._add(page)
+                if added and page in sitemap.lastmod:
+                    self.found[page].lastmod = sitemap.lastmod[page]
+                if added and self._full():
                     return
         self.incomplete = self.incomplete or bool(queue)
 

@@ -21,6 +21,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 class Sitemap:
     sitemaps: list[str]  # nested sitemaps, from a sitemap index
     pages: list[str]
+    lastmod: dict[str, str] = dataclasses.field(default_factory=dict)  # page -> its <lastmod>
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,13 +73,29 @@ def _parse_xml(body: bytes, base: str) -> Sitemap:
         return Sitemap(sitemaps=[], pages=[])
     nested: list[str] = []
     pages: list[str] = []
+    lastmod: dict[str, str] = {}
     for loc in root.iter("{*}loc", "loc"):
         parent = loc.getparent()
         kind = etree.QName(parent).localname if parent is not None else ""
         target = nested if kind == "sitemap" else pages if kind == "url" else None
         if target is not None and loc.text:
             target.append(loc.text)
-    return Sitemap(sitemaps=_urls(base, nested), pages=_urls(base, pages))
+        if kind == "url" and loc.text and (stamp := _lastmod(parent)) is not None:
+            lastmod[loc.text] = stamp
+    found = _urls(base, pages)
+    resolved = {links.resolve(base, raw): stamp for raw, stamp in lastmod.items()}
+    stamps = {url: resolved[url] for url in found if url in resolved}
+    return Sitemap(sitemaps=_urls(base, nested), pages=found, lastmod=stamps)
+
+
+def _lastmod(entry: etree._Element | None) -> str | None:
+    """A <url>'s <lastmod> (W3C datetime, kept as written, bounded), or None."""
+    if entry is None:
+        return None
+    for child in entry.iterchildren("{*}lastmod", "lastmod"):
+        text = (child.text or "").strip()
+        return text[:40] if text else None
+    return None
 
 
 def _urls(base: str, candidates: list[str]) -> list[str]:

@@ -103,7 +103,7 @@ async def execute(
             ctx = TurnContext(
                 services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
                 source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
-                job_deadline_s=services.settings.chat_job_deadline_s,
+                job_deadline_s=services.settings.chat_job_deadline_s, question=text,
             )  # fmt: skip
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))

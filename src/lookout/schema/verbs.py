@@ -188,6 +188,7 @@ class DiscoveredLinkSchema(StrictSchema):
     url = bounded_str(MAX_URL, "An absolute URL.", required=True)
     title = bounded_str(1000, "Its title or link text, when known.", allow_none=True)
     snippet = bounded_str(500, "A short description, when known.", allow_none=True)
+    lastmod = bounded_str(40, "When the site's sitemap says it last changed, when it does.")
 
 
 class DiscoverOutputSchema(StrictSchema):
