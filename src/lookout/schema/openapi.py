@@ -22,7 +22,16 @@ _META = {
     "type": "object",
     "properties": {
         "verb": {"type": ["string", "null"]},
-        "request_id": {"type": "string"},
+        "request_id": {
+            "type": "string",
+            "description": "Correlates logs: the X-Request-Id the client sent, or a new one. "
+            "Never a key for anything else: sending the same one twice runs and charges twice.",
+        },
+        "call_id": {
+            "type": ["string", "null"],
+            "description": "A verb call's own id, made by Lookout: the key of its credits in "
+            "the ledger (GET /v1/usage lists it).",
+        },
         "credits_charged": {"type": "integer"},
         "job_id": {"type": ["string", "null"]},
         "duration_ms": {"type": ["integer", "null"]},
@@ -37,6 +46,17 @@ _ERROR = {
         "details": {"type": "object"},
     },
 }
+
+
+_IDEMPOTENCY_HELP = (
+    "Retry safely: the first answer to a key is stored for 24 hours and a repeat of the same "
+    "request (same method, path and body) with the same key gets that answer again (header "
+    "`Idempotent-Replayed: true`) without running or charging anything. A key belongs to the "
+    "API key (or signed-in user) that sent it. The same key with another body is 409 `conflict`, "
+    "and so is a repeat while the first request still runs (Retry-After says when to try). "
+    "Answers that ask for a retry (rate_limited, busy, unavailable) are not stored. "
+    "X-Request-Id is no substitute: it only correlates logs."
+)
 
 
 def envelope(data: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +97,8 @@ def _verb_operation(verb: registry.Verb) -> dict[str, Any]:
                 "name": "Idempotency-Key",
                 "in": "header",
                 "required": False,
-                "schema": {"type": "string", "maxLength": 255},
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "description": _IDEMPOTENCY_HELP,
             },
         ],
         "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
