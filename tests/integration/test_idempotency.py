@@ -77,9 +77,10 @@ async def test_a_replayed_job_is_the_same_job(
 
     # Then the answer names the same job, and no second job or reservation was made
     assert again.status == 202 and again_body == first_body
-    assert await db.fetchval(
-        "SELECT count(*) FROM jobs WHERE workspace_id = $1", tenant.workspace.id
-    ) == 1
+    assert (
+        await db.fetchval("SELECT count(*) FROM jobs WHERE workspace_id = $1", tenant.workspace.id)
+        == 1
+    )
     assert await reserves(db, tenant) == 1
 
 

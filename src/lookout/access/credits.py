@@ -143,6 +143,7 @@ async def usage(db: asyncpg.Pool, *, workspace_id: uuid.UUID, days: int = 30) ->
         "ledger": [
             {
                 "request_id": e.request_id,
+                "call_id": e.request_id,  # the ledger key: a verb call's meta.call_id
                 "kind": e.kind,
                 "amount": e.amount,
                 "verb": e.verb,
