@@ -138,15 +138,27 @@ SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMI
 -- Record the reservation and take the credits in one statement. Not enough credits: the
 -- CHECK credit_balance_not_negative aborts the whole statement, ledger row included. A ledger
 -- key ($2, made by the server for one call) seen before inserts no ledger row, so nothing is
--- taken twice (no row returned: the caller must not run the call). With an API key ($7), only
--- while it may spend now: not revoked, not read-only, its creator still an editor or owner of
--- the workspace (a key's principal may come from a 30 s cache; this is checked at the source).
+-- taken twice (no row returned: the caller must not run the call).
+WITH entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+    VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING amount
+)
+UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
+FROM entry WHERE credit_balances.workspace_id = $1
+RETURNING balance;
+
+-- name: reserve_credits_for_key
+-- reserve_credits for API key $7, only while it may spend now: not revoked, not read-only, its
+-- creator still an editor or owner of the workspace (a key's principal may come from a 30 s
+-- cache; this is checked at the source, in the same round trip). No row: nothing reserved.
+-- The check costs two primary-key lookups (bench/_reserve_check.py compares the two statements).
 WITH allowed AS (
-    SELECT WHERE $7::uuid IS NULL OR EXISTS (
-        SELECT FROM api_keys k
-        JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
-        WHERE k.id = $7 AND k.workspace_id = $1 AND k.revoked_at IS NULL
-          AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes))
+    SELECT FROM api_keys k
+    JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+    WHERE k.id = $7 AND k.workspace_id = $1 AND k.revoked_at IS NULL
+      AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes)
 ), entry AS (
     INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
     SELECT $1, $2, 'reserve', -$3::bigint, $4, $5, $6 FROM allowed

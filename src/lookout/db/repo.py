@@ -286,9 +286,11 @@ async def reserve_credits(
 
     Raises InsufficientCredits (from the balance CHECK) when the credits are not there.
     """
-    balance = await fetchval(
-        db, "reserve_credits", workspace_id, request_id, amount, verb, actor, deadline, key_id
-    )
+    args = (workspace_id, request_id, amount, verb, actor, deadline)
+    if key_id is None:
+        balance = await fetchval(db, "reserve_credits", *args)
+    else:
+        balance = await fetchval(db, "reserve_credits_for_key", *args, key_id)
     return int(balance) if balance is not None else None
 
 
