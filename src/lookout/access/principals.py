@@ -72,7 +72,7 @@ def key_forbidden(scope: str | None, role: str) -> errors.Forbidden:
             scope=scope,
         )
     return errors.Forbidden(
-        f"This needs the {role} role; an API key acts with its creator's rights in this "
-        "workspace, and its creator's role does not allow it now.",
+        f"This needs the {role} role; an API key has its creator's role in this workspace as "
+        "it is now (an editor's at most), and that does not allow this.",
         scope=scope,
     )
