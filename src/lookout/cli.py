@@ -117,7 +117,10 @@ def cmd_admin(args: argparse.Namespace) -> int:
 
     async def create_key(db: Any) -> int:
         workspace_id = _uuid(args.workspace_id, "workspace id")
-        print((await accounts.create_key(db, workspace_id=workspace_id, name=args.name)).text)
+        new = await accounts.create_key(
+            db, workspace_id=workspace_id, name=args.name, scope=args.scope
+        )
+        print(new.text)
         return 0
 
     async def dispatch_now(db: Any) -> int:
@@ -198,6 +201,8 @@ def _admin_parser(admin: argparse.ArgumentParser) -> None:
     key = actions.add_parser("create-key")
     key.add_argument("workspace_id")
     key.add_argument("--name", required=True)
+    # The key acts for the workspace's owner (see accounts.create_key); access.keys.SCOPES.
+    key.add_argument("--scope", choices=("full", "read-only"), default="full")
     actions.add_parser("dispatch", help="run one pass of the watch dispatcher now")
     status = actions.add_parser("status", help="queues, watches and runs; exit 1 when late")
     status.add_argument("--max-overdue", type=float, metavar="SECONDS")

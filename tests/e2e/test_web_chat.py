@@ -292,6 +292,13 @@ async def test_settings_connect_an_agent_usage_and_connectors(
     await expect(connectors.locator("li.connector")).to_have_count(0)
     await expect(connectors).to_contain_text("No connectors yet.")
 
+    # When they make a read-only key, Then the list shows each key's scope
+    await page.get_by_label("Name").first.fill("dashboard")
+    await page.get_by_label("Scope").select_option("read-only")
+    await page.get_by_role("button", name="Create key").click()
+    await expect(page.locator("tr[data-key-name='dashboard']")).to_contain_text("read-only")
+    await expect(page.locator("tr[data-key-name='agent']")).to_contain_text("full")
+
     # When they sign out, Then the sign-in form is back and signing in restores their chats
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

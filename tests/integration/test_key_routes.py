@@ -49,6 +49,7 @@ async def test_a_key_is_shown_once_listed_without_its_text_and_revoked_at_once(
         "id",
         "name",
         "prefix",
+        "scope",
         "rate_limit_per_minute",
         "created_at",
         "last_used_at",

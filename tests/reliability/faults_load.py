@@ -26,6 +26,7 @@ class Answer:
     status: int
     code: str | None = None  # the envelope's error code, or the stream's error part
     request_id: str | None = None
+    call_id: str | None = None  # a verb call's ledger key (meta.call_id), made by the server
     charged: int = 0
     text: str | None = None  # a chat turn's question
     message_id: str | None = None  # a chat turn's answer id (the stream's start part)
@@ -63,6 +64,7 @@ async def rest_loop(recorder: Recorder, base: str, key: str, url: str, pause: fl
                     body = await response.json(content_type=None)
                 answer.code = (body.get("error") or {}).get("code")
                 answer.charged = int((body.get("meta") or {}).get("credits_charged") or 0)
+                answer.call_id = (body.get("meta") or {}).get("call_id")
             except (aiohttp.ClientError, TimeoutError, json.JSONDecodeError) as exc:
                 answer.code = f"client:{type(exc).__name__}"
             answer.done = time.monotonic()

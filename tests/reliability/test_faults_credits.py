@@ -85,7 +85,7 @@ async def test_concurrent_metered_calls_spend_exactly_the_balance(
         "SELECT request_id, kind, amount FROM credit_ledger WHERE workspace_id = $1", workspace_id
     )
     kinds = collections.Counter(row["kind"] for row in ledger)
-    charged_ids = {body["meta"]["request_id"] for body in succeeded}
+    charged_ids = {body["meta"]["call_id"] for body in succeeded}
     settled_ids = {row["request_id"] for row in ledger if row["kind"] == "settle"}
     figures = {
         "tried": CALLS,

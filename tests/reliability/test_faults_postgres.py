@@ -292,7 +292,7 @@ async def books(
     )
     lost = {
         "messages": sum(a.message_id not in ids or questions[a.text or ""] == 0 for a in turns_ok),
-        "ledger": sum(kinds[a.request_id or ""] != {"reserve": 1, "settle": 1} for a in charged_ok)
+        "ledger": sum(kinds[a.call_id or ""] != {"reserve": 1, "settle": 1} for a in charged_ok)
         + ledger_drift,
         "runs": sum(r["status"] == "succeeded" and r["answers"] == 0 for r in runs)
         + sum(r["status"] in ("queued", "running") for r in runs),

@@ -85,20 +85,27 @@ async def create_key(
     name: str,
     created_by: uuid.UUID | None = None,
     rate_limit_per_minute: int | None = None,
+    scope: str = keys.FULL,
 ) -> NewKey:
+    """A new key of the workspace; made by `created_by`, or for the workspace's owner (an
+    operator's key, from the command line). It acts with its creator's rights (keys.role_of)."""
     name = name.strip()
     if not 1 <= len(name) <= 100:
         raise errors.InvalidInput("A key name has 1 to 100 characters.")
-    if await repo.get_workspace(db, workspace_id=workspace_id) is None:
+    if scope not in keys.SCOPES:
+        raise errors.InvalidInput(f"A key's scope is one of {', '.join(keys.SCOPES)}.")
+    workspace = await repo.get_workspace(db, workspace_id=workspace_id)
+    if workspace is None:
         raise errors.NotFound("No such workspace.")
     text = keys.new_key()
     key = await repo.insert_api_key(
         db,
         workspace_id=workspace_id,
-        created_by=created_by,
+        created_by=created_by or workspace.owner_id,
         name=name,
         key_hash=keys.digest(text),
         prefix=keys.display_prefix(text),
         rate_limit_per_minute=rate_limit_per_minute,
+        scopes=[scope],
     )
     return NewKey(key=key, text=text)

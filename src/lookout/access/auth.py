@@ -39,11 +39,14 @@ async def key_principal(
     token: str,
     cache: keys.KeyCache[Principal] | None = None,
 ) -> Principal:
-    """The principal of an API key; a wrong, revoked or malformed key is Unauthenticated.
+    """The principal of an API key; a wrong, revoked or malformed key is Unauthenticated, and
+    so is one whose creator left the workspace. It acts with its creator's role now, within
+    its scope (`keys.role_of`).
 
     With `cache`, a key this process found valid in the last `keys.CACHE_TTL_S` is not looked
     up again: only for callers that check `keys.revoked_marker` before acting (a verb call's
-    rate limit does), so a revoked key is still refused at once.
+    rate limit does), so a revoked key is still refused at once; what it spends is checked
+    against the key's standing now by the reservation itself (credits.reserve).
     """
     if not keys.looks_like_key(token):
         raise errors.Unauthenticated("This API key is not valid or has been revoked.")
@@ -54,12 +57,16 @@ async def key_principal(
         found = next((k for k in candidates if hmac.compare_digest(k.key_hash, digest)), None)
         if found is None:
             raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+        role = keys.role_of(found.creator_role, found.scopes)
+        if role is None:
+            raise errors.Unauthenticated(keys.CREATOR_LEFT)
         principal = Principal(
             kind="api_key",
             workspace_id=found.workspace_id,
-            role="editor",
+            role=role,
             key_id=found.id,
             rate_limit_per_minute=found.rate_limit_per_minute,
+            scope=keys.scope_of(found.scopes),
         )
         if cache is not None:
             cache.put(digest, principal)

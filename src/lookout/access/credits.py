@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 
 from lookout import errors
+from lookout.access import keys
 from lookout.db import repo
 
 logger = logging.getLogger(__name__)
@@ -31,11 +32,14 @@ async def reserve(
     verb: str,
     actor: str,
     hold_s: float,
+    key_id: uuid.UUID | None = None,
 ) -> None:
-    """Take `amount` credits for this request, or InsufficientCredits (nothing taken)."""
+    """Take `amount` credits under ledger key `request_id`, or raise (nothing taken): the
+    call must not run. InsufficientCredits; with API key `key_id`, Unauthenticated or Forbidden
+    when the key may not spend now; Conflict when this ledger key had already reserved."""
     deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=hold_s)
     try:
-        await repo.reserve_credits(
+        balance = await repo.reserve_credits(
             db,
             workspace_id=workspace_id,
             request_id=request_id,
@@ -43,6 +47,7 @@ async def reserve(
             verb=verb,
             actor=actor,
             deadline=deadline,
+            key_id=key_id,
         )
     except errors.InsufficientCredits:
         balance = await repo.get_balance(db, workspace_id=workspace_id)
@@ -52,6 +57,21 @@ async def reserve(
             balance=balance,
             price=amount,
         ) from None
+    if balance is None:
+        raise await _refusal(db, workspace_id=workspace_id, key_id=key_id)
+
+
+async def _refusal(
+    db: asyncpg.Pool, *, workspace_id: uuid.UUID, key_id: uuid.UUID | None
+) -> errors.LookoutError:
+    """Why reserve_credits took nothing: the API key's standing, else a ledger key seen before."""
+    if key_id is not None:
+        standing = await repo.get_key_standing(db, key_id=key_id, workspace_id=workspace_id)
+        refused = keys.refusal(standing)
+        if refused is not None:
+            return refused
+    logger.error("a ledger key reserved twice; the call was not run")
+    return errors.Conflict("This call was already charged once; nothing was run. Try again.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +143,7 @@ async def usage(db: asyncpg.Pool, *, workspace_id: uuid.UUID, days: int = 30) ->
         "ledger": [
             {
                 "request_id": e.request_id,
+                "call_id": e.request_id,  # the ledger key: a verb call's meta.call_id
                 "kind": e.kind,
                 "amount": e.amount,
                 "verb": e.verb,

@@ -14,10 +14,14 @@ def meta(
     credits_charged: int = 0,
     job_id: str | None = None,
     duration_ms: int | None = None,
+    call_id: str | None = None,
 ) -> dict[str, Any]:
+    """`request_id` correlates logs (a client's X-Request-Id, or ours); `call_id` is the
+    server-made key of a verb call's credits in the ledger (GET /v1/usage lists it)."""
     return {
         "verb": verb,
         "request_id": request_id,
+        "call_id": call_id,
         "credits_charged": credits_charged,
         "job_id": job_id,
         "duration_ms": duration_ms,

@@ -1,4 +1,7 @@
-"""Idempotency-Key: the first response to a key is replayed for 24 hours."""
+"""Idempotency-Key: the first response to a key is replayed for 24 hours, without running
+anything again. A key belongs to who sent it (the API key, or the signed-in user) in one
+workspace, and to one request (method, path and body): the same key for another request is a
+conflict, and so is a replay while the first request still runs."""
 
 from __future__ import annotations
 
@@ -37,33 +40,48 @@ def check_key(key: str) -> str:
     return key
 
 
-async def begin(
-    db: asyncpg.Pool, *, workspace_id: uuid.UUID, key: str, fingerprint: str
-) -> Replay | None:
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    """Whose key it is: the workspace, the sender (`Principal.actor`) and the key itself."""
+
+    workspace_id: uuid.UUID
+    subject: str
+    key: str
+
+    def args(self) -> dict[str, Any]:
+        return {"workspace_id": self.workspace_id, "subject": self.subject, "key": self.key}
+
+
+async def begin(db: asyncpg.Pool, scope: Scope, *, fingerprint: str) -> Replay | None:
     """Claim the key (None: go ahead), or the stored first answer to replay."""
-    if await repo.claim_idempotency_key(
-        db, workspace_id=workspace_id, key=key, fingerprint=fingerprint
-    ):
+    if await repo.claim_idempotency_key(db, fingerprint=fingerprint, **scope.args()):
         return None
-    record = await repo.get_idempotency_key(db, workspace_id=workspace_id, key=key)
+    record = await repo.get_idempotency_key(db, **scope.args())
     if record is None or record.fingerprint != fingerprint:
         raise errors.Conflict(
-            "This Idempotency-Key was already used for a different request; use a new key."
+            "This Idempotency-Key was already used for a different request (another body or "
+            "address); use a new key for a new request.",
+            idempotency_key=scope.key,
         )
     if record.status is None or record.response is None:
         raise errors.Conflict(
-            "A request with this Idempotency-Key is still running; retry in a moment."
+            "A request with this Idempotency-Key is still running; retry in a moment to get "
+            "its answer.",
+            idempotency_key=scope.key,
+            retry_after=1,
         )
     return Replay(status=record.status, body=record.response)
 
 
-async def finish(
-    db: asyncpg.Pool, *, workspace_id: uuid.UUID, key: str, status: int, body: dict[str, Any]
-) -> None:
+async def finish(db: asyncpg.Pool, scope: Scope, *, status: int, body: dict[str, Any]) -> None:
+    """Remember the answer to replay (or free the key when the answer says "try again")."""
     error = body.get("error") or {}
     if error.get("code") in _NOT_REPLAYED:
-        await repo.release_idempotency_key(db, workspace_id=workspace_id, key=key)
+        await release(db, scope)
         return
-    await repo.store_idempotent_response(
-        db, workspace_id=workspace_id, key=key, status=status, response=body
-    )
+    await repo.store_idempotent_response(db, status=status, response=body, **scope.args())
+
+
+async def release(db: asyncpg.Pool, scope: Scope) -> None:
+    """Free a key whose request ended with no answer to remember."""
+    await repo.release_idempotency_key(db, **scope.args())

@@ -2,12 +2,17 @@
 
 parse → validate → authz → rate limit → reserve credits → execute (inline or as a job)
 → validate/serialize output → settle credits → Outcome (the door turns it into an envelope).
+
+The credits of a call are keyed in the ledger by a call id made here, for that call only: a
+door's request id comes from the client (X-Request-Id) and only correlates logs. A reserve that
+took nothing raises (credits.reserve), so nothing runs unpaid.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,6 +34,7 @@ class Outcome:
     verb: str
     request_id: str
     data: dict[str, Any] | None
+    call_id: str | None = None
     status: int = 200
     credits_charged: int = 0
     job_id: str | None = None
@@ -38,12 +44,18 @@ class Outcome:
     def envelope(self) -> dict[str, Any]:
         meta = envelope.meta(
             request_id=self.request_id,
+            call_id=self.call_id,
             verb=self.verb,
             credits_charged=self.credits_charged,
             job_id=self.job_id,
             duration_ms=int((time.monotonic() - self.started) * 1000),
         )
         return envelope.success(self.data, meta)
+
+
+def new_call_id() -> str:
+    """The ledger key of one verb call: never chosen by a client, never reused."""
+    return f"call_{uuid.uuid4().hex}"
 
 
 async def _noop_progress(done: int, total: int) -> None:
@@ -96,18 +108,20 @@ async def invoke(
     decision = await rate_limit(services, principal)
     headers = decision.headers() if decision else {}
     price = verb.max_units(data) * verb.price
+    call_id = new_call_id()
     if run_async or verb.is_slow(data):
         job = await jobs.submit(
-            services, verb, raw_input, principal, door, request_id=request_id, price=price
+            services, verb, raw_input, principal, door, call_id=call_id, price=price
         )
         finished = await jobs.wait(services, job, services.settings.job_wait_s)
         return jobs.outcome(finished, request_id=request_id, started=started, headers=headers)
     charged, output = await _run_inline(
-        services, verb, data, principal, request_id, price, progress, settlements
+        services, verb, data, principal, call_id, price, progress, settlements
     )
     return Outcome(
         verb=verb.name,
         request_id=request_id,
+        call_id=call_id,
         data=output,
         credits_charged=charged,
         started=started,
@@ -120,7 +134,7 @@ async def _run_inline(
     verb: registry.Verb,
     data: dict[str, Any],
     principal: Principal,
-    request_id: str,
+    call_id: str,
     price: int,
     progress: Progress | None,
     settlements: list[credits.Settlement] | None,
@@ -129,11 +143,12 @@ async def _run_inline(
     await credits.reserve(
         services.db,
         workspace_id=workspace_id,
-        request_id=request_id,
+        request_id=call_id,
         amount=price,
         verb=verb.name,
         actor=principal.actor,
         hold_s=INLINE_HOLD_S,
+        key_id=principal.key_id,
     )
     context = registry.VerbContext(
         http=services.http,
@@ -144,17 +159,17 @@ async def _run_inline(
     try:
         output = registry.dump_output(verb, await verb.execute(data, context))
     except BaseException:
-        await credits.refund(services.db, workspace_id=workspace_id, request_id=request_id)
+        await credits.refund(services.db, workspace_id=workspace_id, request_id=call_id)
         raise
     units = verb.billable_units(output)
     if settlements is not None:
         charged = min(units * verb.price, price)  # what the deferred settle will charge
-        settlements.append(credits.Settlement(workspace_id, request_id, charged))
+        settlements.append(credits.Settlement(workspace_id, call_id, charged))
         return charged, output
     charged = await credits.settle(
         services.db,
         workspace_id=workspace_id,
-        request_id=request_id,
+        request_id=call_id,
         reserved=price,
         charged=units * verb.price,
     )

@@ -34,26 +34,28 @@ async def submit(
     principal: Principal,
     door: str,
     *,
-    request_id: str,
+    call_id: str,
     price: int,
 ) -> repo.Job:
-    """Reserve credits, store the job (visible at once), and enqueue it."""
+    """Reserve credits, store the job (visible at once), and enqueue it. The job's request_id
+    is the call's ledger key (`call_id`, unique per workspace: jobs_request_key)."""
     from lookout.actors import jobs as job_actors
 
     await credits.reserve(
         services.db,
         workspace_id=principal.workspace_id,
-        request_id=request_id,
+        request_id=call_id,
         amount=price,
         verb=verb.name,
         actor=principal.actor,
         hold_s=JOB_HOLD_S,
+        key_id=principal.key_id,
     )
     try:
         job = await repo.insert_job(
             services.db,
             workspace_id=principal.workspace_id,
-            request_id=request_id,
+            request_id=call_id,
             verb=verb.name,
             input=dict(raw_input) if isinstance(raw_input, dict) else {},
             principal=principal.to_dict(),
@@ -62,9 +64,7 @@ async def submit(
             ttl_hours=services.settings.job_ttl_hours,
         )
     except BaseException:
-        await credits.refund(
-            services.db, workspace_id=principal.workspace_id, request_id=request_id
-        )
+        await credits.refund(services.db, workspace_id=principal.workspace_id, request_id=call_id)
         raise
     await asyncio.to_thread(job_actors.run_job.send, str(job.id))
     return job
@@ -101,6 +101,7 @@ def _result_envelope(job: repo.Job) -> dict[str, Any]:
     meta = {
         "verb": job.verb,
         "request_id": job.request_id,
+        "call_id": job.request_id,
         "credits_charged": job.credits_charged,
         "job_id": str(job.id),
         "duration_ms": _duration_ms(job),
@@ -127,7 +128,8 @@ def outcome(job: repo.Job, *, request_id: str, started: float, headers: dict[str
     from lookout.access.invoke import Outcome
 
     common: dict[str, Any] = {
-        "verb": job.verb, "request_id": request_id, "job_id": str(job.id), "started": started,
+        "verb": job.verb, "request_id": request_id, "call_id": job.request_id,
+        "job_id": str(job.id), "started": started,
     }  # fmt: skip
     if job.status == "succeeded":
         return Outcome(

@@ -1,4 +1,5 @@
-"""API key text: `lk_` + 32 random bytes, stored only as SHA-256 with a display prefix."""
+"""API keys: `lk_` + 32 random bytes, stored only as SHA-256 with a display prefix; what a key
+may do (its creator's current role, within the scope chosen when it was made)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,22 @@ import time
 import uuid
 from typing import Generic, TypeVar
 
+from lookout import errors
+from lookout.access import principals
+from lookout.db import repo
+
 T = TypeVar("T")
+
+# A key's scope, chosen when it is made. `full`: what its creator may do now (an owner's key
+# acts as an editor: keys never manage the workspace). `read-only`: a viewer's rights, at most:
+# it reads, and never spends credits, starts or changes a watch, or touches keys.
+FULL = "full"
+READ_ONLY = "read-only"
+SCOPES = (FULL, READ_ONLY)
+CREATOR_LEFT = (
+    "This API key's creator is no longer a member of this workspace, so the key no longer "
+    "works; ask a member to make a new one."
+)
 
 PREFIX = "lk_"
 _PREFIX_CHARS = 8
@@ -29,6 +45,31 @@ def display_prefix(key: str) -> str:
 
 def looks_like_key(text: str) -> bool:
     return text.startswith(PREFIX) and 20 <= len(text) <= 100
+
+
+def scope_of(scopes: list[str]) -> str:
+    """The scope stored in `api_keys.scopes` (keys made before scopes existed are full)."""
+    return READ_ONLY if READ_ONLY in scopes else FULL
+
+
+def role_of(creator_role: str | None, scopes: list[str]) -> str | None:
+    """The role a key acts with: its creator's now, capped by its scope; None if they left."""
+    if creator_role is None:
+        return None
+    ceiling = "viewer" if scope_of(scopes) == READ_ONLY else "editor"
+    return min(creator_role, ceiling, key=principals.ROLES.index)
+
+
+def refusal(standing: repo.KeyStanding | None) -> errors.LookoutError | None:
+    """Why a key may not spend credits now, or None when it may."""
+    if standing is None or standing.revoked_at is not None:
+        return errors.Unauthenticated("This API key is not valid or has been revoked.")
+    role = role_of(standing.creator_role, standing.scopes)
+    if role is None:
+        return errors.Unauthenticated(CREATOR_LEFT)
+    if role == "viewer":
+        return principals.key_forbidden(scope_of(standing.scopes), "editor")
+    return None
 
 
 # last_used_at is written at most this often per key and process, not on every request.

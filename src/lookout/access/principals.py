@@ -20,6 +20,8 @@ class Principal:
     user_id: uuid.UUID | None = None
     key_id: uuid.UUID | None = None
     rate_limit_per_minute: int | None = None
+    # An API key's scope (keys.SCOPES); None for sessions and the system.
+    scope: str | None = None
 
     @property
     def actor(self) -> str:
@@ -29,10 +31,13 @@ class Principal:
 
     def require(self, role: str) -> None:
         """Forbidden unless this principal's role is at least `role`."""
-        if ROLES.index(self.role) < ROLES.index(role):
-            raise errors.Forbidden(
-                f"This needs the {role} role in this workspace; you are a {self.role}."
-            )
+        if ROLES.index(self.role) >= ROLES.index(role):
+            return
+        if self.kind == "api_key":
+            raise key_forbidden(self.scope, role)
+        raise errors.Forbidden(
+            f"This needs the {role} role in this workspace; you are a {self.role}."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +47,7 @@ class Principal:
             "user_id": str(self.user_id) if self.user_id else None,
             "key_id": str(self.key_id) if self.key_id else None,
             "rate_limit_per_minute": self.rate_limit_per_minute,
+            "scope": self.scope,
         }
 
     @classmethod
@@ -53,4 +59,20 @@ class Principal:
             user_id=uuid.UUID(data["user_id"]) if data.get("user_id") else None,
             key_id=uuid.UUID(data["key_id"]) if data.get("key_id") else None,
             rate_limit_per_minute=data.get("rate_limit_per_minute"),
+            scope=data.get("scope"),
         )
+
+
+def key_forbidden(scope: str | None, role: str) -> errors.Forbidden:
+    """What an API key is told when it tries something its rights do not cover."""
+    if scope == "read-only":
+        return errors.Forbidden(
+            "This API key is read-only: it can read, but not spend credits, start or change "
+            "watches, or change anything else; use a full key.",
+            scope=scope,
+        )
+    return errors.Forbidden(
+        f"This needs the {role} role; an API key has its creator's role in this workspace as "
+        "it is now (an editor's at most), and that does not allow this.",
+        scope=scope,
+    )

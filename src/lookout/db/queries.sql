@@ -82,8 +82,9 @@ RETURNING balance;
 SELECT balance FROM credit_balances WHERE workspace_id = $1;
 
 -- name: insert_api_key
-INSERT INTO api_keys (workspace_id, created_by, name, key_hash, prefix, rate_limit_per_minute)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO api_keys (workspace_id, created_by, name, key_hash, prefix, rate_limit_per_minute,
+                      scopes)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute,
           created_at, last_used_at, revoked_at;
 
@@ -98,10 +99,13 @@ DELETE FROM idempotency_keys WHERE created_at < now() - interval '24 hours';
 DELETE FROM jobs WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'cancelled');
 
 -- name: find_keys_by_prefix
--- Unrevoked keys sharing a display prefix; the caller compares hashes in constant time.
-SELECT id, workspace_id, rate_limit_per_minute, key_hash
-FROM api_keys
-WHERE prefix = $1 AND revoked_at IS NULL;
+-- Unrevoked keys sharing a display prefix; the caller compares hashes in constant time. With
+-- each, its creator's role in the workspace now (null: the creator left) and its scopes.
+SELECT k.id, k.workspace_id, k.rate_limit_per_minute, k.key_hash, k.created_by, k.scopes,
+       m.role AS creator_role
+FROM api_keys k
+LEFT JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+WHERE k.prefix = $1 AND k.revoked_at IS NULL;
 
 -- name: touch_api_key
 UPDATE api_keys SET last_used_at = now() WHERE id = $1;
@@ -132,11 +136,32 @@ SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMI
 
 -- name: reserve_credits
 -- Record the reservation and take the credits in one statement. Not enough credits: the
--- CHECK credit_balance_not_negative aborts the whole statement, ledger row included. A retried
--- request id inserts no ledger row, so nothing is taken twice (no row returned).
+-- CHECK credit_balance_not_negative aborts the whole statement, ledger row included. A ledger
+-- key ($2, made by the server for one call) seen before inserts no ledger row, so nothing is
+-- taken twice (no row returned: the caller must not run the call).
 WITH entry AS (
     INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
     VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING amount
+)
+UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
+FROM entry WHERE credit_balances.workspace_id = $1
+RETURNING balance;
+
+-- name: reserve_credits_for_key
+-- reserve_credits for API key $7, only while it may spend now: not revoked, not read-only, its
+-- creator still an editor or owner of the workspace (a key's principal may come from a 30 s
+-- cache; this is checked at the source, in the same round trip). No row: nothing reserved.
+-- The check costs two primary-key lookups (bench/_reserve_check.py compares the two statements).
+WITH allowed AS (
+    SELECT FROM api_keys k
+    JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+    WHERE k.id = $7 AND k.workspace_id = $1 AND k.revoked_at IS NULL
+      AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes)
+), entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+    SELECT $1, $2, 'reserve', -$3::bigint, $4, $5, $6 FROM allowed
     ON CONFLICT DO NOTHING
     RETURNING amount
 )
@@ -273,21 +298,24 @@ RETURNING id;
 -- name: claim_idempotency_key
 -- The first request with this key claims it (or takes over a record older than 24 hours);
 -- later ones read what it answered.
-INSERT INTO idempotency_keys (workspace_id, key, fingerprint) VALUES ($1, $2, $3)
-ON CONFLICT (workspace_id, key) DO UPDATE
+INSERT INTO idempotency_keys (workspace_id, key, fingerprint, subject) VALUES ($1, $2, $3, $4)
+ON CONFLICT (workspace_id, subject, key) DO UPDATE
     SET fingerprint = EXCLUDED.fingerprint, status = NULL, response = NULL, created_at = now()
     WHERE idempotency_keys.created_at < now() - interval '24 hours'
 RETURNING key;
 
 -- name: get_idempotency_key
 SELECT fingerprint, status, response, created_at FROM idempotency_keys
-WHERE workspace_id = $1 AND key = $2 AND created_at > now() - interval '24 hours';
+WHERE workspace_id = $1 AND key = $2 AND subject = $3
+  AND created_at > now() - interval '24 hours';
 
 -- name: store_idempotent_response
-UPDATE idempotency_keys SET status = $3, response = $4 WHERE workspace_id = $1 AND key = $2;
+UPDATE idempotency_keys SET status = $3, response = $4
+WHERE workspace_id = $1 AND key = $2 AND subject = $5;
 
 -- name: release_idempotency_key
-DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND status IS NULL;
+DELETE FROM idempotency_keys
+WHERE workspace_id = $1 AND key = $2 AND subject = $3 AND status IS NULL;
 
 -- name: extend_job_lease
 -- The running attempt's heartbeat: a job that is alive never looks lost to the sweeper.
@@ -845,3 +873,11 @@ INSERT INTO checkpoints
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata;
+
+-- name: get_key_standing
+-- Why an API key may not spend now (after reserve_credits refused it): revoked (no row or
+-- revoked_at), its creator's role in the workspace (null: left) and its scopes.
+SELECT k.revoked_at, k.scopes, m.role AS creator_role
+FROM api_keys k
+LEFT JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+WHERE k.id = $1 AND k.workspace_id = $2;

@@ -161,6 +161,7 @@ async def insert_api_key(
     key_hash: bytes,
     prefix: str,
     rate_limit_per_minute: int | None,
+    scopes: list[str],
 ) -> ApiKey:
     row = await fetchrow(
         db,
@@ -171,6 +172,7 @@ async def insert_api_key(
         key_hash,
         prefix,
         rate_limit_per_minute,
+        scopes,
     )
     key = ApiKey.from_row(row)
     assert key is not None
@@ -197,11 +199,27 @@ class KeyPrincipal(Row):
     workspace_id: uuid.UUID
     rate_limit_per_minute: int | None
     key_hash: bytes = dataclasses.field(repr=False)
+    created_by: uuid.UUID | None = None
+    scopes: list[str] = dataclasses.field(default_factory=list)
+    creator_role: str | None = None
 
 
 async def find_keys_by_prefix(db: Executor, *, prefix: str) -> list[KeyPrincipal]:
     rows = await fetch(db, "find_keys_by_prefix", prefix)
     return [key for row in rows if (key := KeyPrincipal.from_row(row))]
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyStanding(Row):
+    revoked_at: dt.datetime | None
+    scopes: list[str]
+    creator_role: str | None
+
+
+async def get_key_standing(
+    db: Executor, *, key_id: uuid.UUID, workspace_id: uuid.UUID
+) -> KeyStanding | None:
+    return KeyStanding.from_row(await fetchrow(db, "get_key_standing", key_id, workspace_id))
 
 
 async def touch_api_key(db: Executor, *, key_id: uuid.UUID) -> None:
@@ -261,14 +279,18 @@ async def reserve_credits(
     verb: str,
     actor: str,
     deadline: dt.datetime,
+    key_id: uuid.UUID | None = None,
 ) -> int | None:
-    """The balance after reserving; None when this request id had already reserved.
+    """The balance after reserving; None when nothing was reserved: this ledger key had
+    already reserved, or API key `key_id` may not spend now (see get_key_standing).
 
     Raises InsufficientCredits (from the balance CHECK) when the credits are not there.
     """
-    balance = await fetchval(
-        db, "reserve_credits", workspace_id, request_id, amount, verb, actor, deadline
-    )
+    args = (workspace_id, request_id, amount, verb, actor, deadline)
+    if key_id is None:
+        balance = await fetchval(db, "reserve_credits", *args)
+    else:
+        balance = await fetchval(db, "reserve_credits_for_key", *args, key_id)
     return int(balance) if balance is not None else None
 
 
@@ -442,25 +464,35 @@ async def fail_lost_job(db: Executor, *, job_id: uuid.UUID, error: dict[str, Any
 
 
 async def claim_idempotency_key(
-    db: Executor, *, workspace_id: uuid.UUID, key: str, fingerprint: str
+    db: Executor, *, workspace_id: uuid.UUID, subject: str, key: str, fingerprint: str
 ) -> bool:
-    return await fetchval(db, "claim_idempotency_key", workspace_id, key, fingerprint) is not None
+    claimed = await fetchval(db, "claim_idempotency_key", workspace_id, key, fingerprint, subject)
+    return claimed is not None
 
 
 async def get_idempotency_key(
-    db: Executor, *, workspace_id: uuid.UUID, key: str
+    db: Executor, *, workspace_id: uuid.UUID, subject: str, key: str
 ) -> IdempotencyRecord | None:
-    return IdempotencyRecord.from_row(await fetchrow(db, "get_idempotency_key", workspace_id, key))
+    row = await fetchrow(db, "get_idempotency_key", workspace_id, key, subject)
+    return IdempotencyRecord.from_row(row)
 
 
 async def store_idempotent_response(
-    db: Executor, *, workspace_id: uuid.UUID, key: str, status: int, response: dict[str, Any]
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    subject: str,
+    key: str,
+    status: int,
+    response: dict[str, Any],
 ) -> None:
-    await execute(db, "store_idempotent_response", workspace_id, key, status, response)
+    await execute(db, "store_idempotent_response", workspace_id, key, status, response, subject)
 
 
-async def release_idempotency_key(db: Executor, *, workspace_id: uuid.UUID, key: str) -> None:
-    await execute(db, "release_idempotency_key", workspace_id, key)
+async def release_idempotency_key(
+    db: Executor, *, workspace_id: uuid.UUID, subject: str, key: str
+) -> None:
+    await execute(db, "release_idempotency_key", workspace_id, key, subject)
 
 
 async def extend_job_lease(db: Executor, *, job_id: uuid.UUID, lease_s: float) -> bool:

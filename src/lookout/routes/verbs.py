@@ -12,7 +12,6 @@ from lookout import appkeys, errors, middleware
 from lookout.access import auth, idempotency, invoke
 from lookout.access.services import Services
 from lookout.capabilities import registry
-from lookout.db import repo
 from lookout.routes import common
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -92,9 +91,9 @@ async def _idempotent(
 ) -> web.StreamResponse:
     """Replay the first answer to this key; otherwise run and remember the answer."""
     db = Services.of_app(request.app).db
-    scope = {"workspace_id": principal.workspace_id, "key": idempotency.check_key(key)}
+    scope = idempotency.Scope(principal.workspace_id, principal.actor, idempotency.check_key(key))
     fingerprint = idempotency.fingerprint(request.method, request.path, [body, run_async])
-    replay = await idempotency.begin(db, fingerprint=fingerprint, **scope)
+    replay = await idempotency.begin(db, scope, fingerprint=fingerprint)
     if replay is not None:
         replayed = {"Idempotent-Replayed": "true"}
         return web.json_response(replay.body, status=replay.status, headers=replayed)
@@ -103,14 +102,10 @@ async def _idempotent(
     except errors.LookoutError as exc:
         response = middleware.error_response(request, exc)
     except BaseException:
-        await _release(db, scope)
+        await idempotency.release(db, scope)
         raise
-    await idempotency.finish(db, status=response.status, body=_body(response), **scope)
+    await idempotency.finish(db, scope, status=response.status, body=_body(response))
     return response
-
-
-async def _release(db: Any, scope: dict[str, Any]) -> None:
-    await repo.release_idempotency_key(db, **scope)
 
 
 def _body(response: web.Response) -> dict[str, Any]:

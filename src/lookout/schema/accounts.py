@@ -8,11 +8,16 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from lookout import errors
-from lookout.access import passwords
+from lookout.access import keys, passwords
 
 MAX_EMAIL = 254
 MAX_KEY_NAME = 100
 MAX_KEY_RATE = 100_000
+_SCOPE_HELP = (
+    "full: what the key's creator may do now (at most an editor's rights); read-only: reads "
+    "only, never spends credits, starts or changes watches. A key acts with its creator's "
+    "current role: it stops working when they leave the workspace."
+)
 
 
 class StrictSchema(Schema):
@@ -54,6 +59,11 @@ class NewKeySchema(StrictSchema):
     rate_limit_per_minute = fields.Integer(
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=MAX_KEY_RATE)
     )
+    scope = fields.String(
+        load_default=keys.FULL,
+        validate=validate.OneOf(keys.SCOPES),
+        metadata={"description": _SCOPE_HELP},
+    )
 
 
 class UserSchema(StrictSchema):
@@ -92,10 +102,16 @@ class ApiKeySchema(StrictSchema):
     id = fields.UUID(required=True)
     name = fields.String(required=True)
     prefix = fields.String(required=True)
+    scope = fields.Method(
+        "_scope", metadata={"type": "string", "enum": list(keys.SCOPES), "description": _SCOPE_HELP}
+    )
     rate_limit_per_minute = fields.Integer(allow_none=True)
     created_at = fields.AwareDateTime(required=True)
     last_used_at = fields.AwareDateTime(allow_none=True)
     revoked_at = fields.AwareDateTime(allow_none=True)
+
+    def _scope(self, key: Any) -> str:
+        return keys.scope_of(self.get_attribute(key, "scopes", []))
 
 
 class CreatedKeySchema(ApiKeySchema):

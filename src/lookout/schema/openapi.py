@@ -18,6 +18,17 @@ from lookout.schema import openapi_ops as ops
 from lookout.schema import openapi_paths, responses
 
 
+_IDEMPOTENCY_HELP = (
+    "Retry safely: the first answer to a key is stored for 24 hours and a repeat of the same "
+    "request (same method, path and body) with the same key gets that answer again (header "
+    "`Idempotent-Replayed: true`) without running or charging anything. A key belongs to the "
+    "API key (or signed-in user) that sent it. The same key with another body is 409 `conflict`, "
+    "and so is a repeat while the first request still runs (Retry-After says when to try). "
+    "Answers that ask for a retry (rate_limited, busy, unavailable) are not stored. "
+    "X-Request-Id is no substitute: it only correlates logs."
+)
+
+
 def _verb_operation(verb: registry.Verb) -> dict[str, Any]:
     body = registry.input_json_schema(verb)
     body.setdefault("properties", {})["async"] = {
@@ -35,7 +46,8 @@ def _verb_operation(verb: registry.Verb) -> dict[str, Any]:
                 "name": "Idempotency-Key",
                 "in": "header",
                 "required": False,
-                "schema": {"type": "string", "maxLength": 255},
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                "description": _IDEMPOTENCY_HELP,
             },
         ],
         "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},

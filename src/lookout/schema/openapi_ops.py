@@ -17,7 +17,16 @@ META = {
     "type": "object",
     "properties": {
         "verb": {"type": ["string", "null"]},
-        "request_id": {"type": "string"},
+        "request_id": {
+            "type": "string",
+            "description": "Correlates logs: the X-Request-Id the client sent, or a new one. "
+            "Never a key for anything else: sending the same one twice runs and charges twice.",
+        },
+        "call_id": {
+            "type": ["string", "null"],
+            "description": "A verb call's own id, made by Lookout: the key of its credits in "
+            "the ledger (GET /v1/usage lists it).",
+        },
         "credits_charged": {"type": "integer"},
         "job_id": {"type": ["string", "null"]},
         "duration_ms": {"type": ["integer", "null"]},

@@ -45,7 +45,12 @@ function keysSection(onKey) {
   const shown = h("div", { class: "new-key", hidden: true });
   const error = alertBox();
   const name = field("Name", { name: "name", required: true, maxlength: 100, placeholder: "e.g. my script" });
+  const scopeId = uid("scope");
+  const scope = h("select", { id: scopeId, name: "scope" },
+    h("option", { value: "full" }, "Full: what you may do"),
+    h("option", { value: "read-only" }, "Read-only: never spends credits"));
   const form = h("form", { class: "inline-form" }, name,
+    h("div", { class: "field" }, h("label", { for: scopeId }, "Scope"), scope),
     h("button", { type: "submit", class: "primary", disabled: !canEdit() }, "Create key"));
 
   async function load() {
@@ -57,7 +62,7 @@ function keysSection(onKey) {
       }
       replace(list, h("table", { class: "keys-table" },
         h("caption", { class: "visually-hidden" }, "API keys of this workspace"),
-        h("thead", {}, h("tr", {}, ["Name", "Key", "Created", "Last used", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Name", "Key", "Scope", "Created", "Last used", ""].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, keys.map(keyRow))));
     } catch (failure) {
       replace(list, h("p", { class: "error-box", role: "alert" }, errorText(failure)));
@@ -83,6 +88,7 @@ function keysSection(onKey) {
     return h("tr", { class: revoked ? "revoked" : null, dataset: { keyName: key.name } },
       h("td", {}, key.name),
       h("td", {}, h("code", {}, `${key.prefix}…`)),
+      h("td", {}, key.scope),
       h("td", {}, timeEl(key.created_at)),
       h("td", {}, key.last_used_at ? timeEl(key.last_used_at) : "never"),
       h("td", {}, revoked ? h("span", { class: "badge status-failed" }, ["Revoked ", timeEl(key.revoked_at)]) : revoke));
@@ -98,7 +104,7 @@ function keysSection(onKey) {
       return;
     }
     try {
-      const created = await post(`/api/workspaces/${state.me.workspace.id}/keys`, { name: input.value.trim() });
+      const created = await post(`/api/workspaces/${state.me.workspace.id}/keys`, { name: input.value.trim(), scope: scope.value });
       lastKey = created.key;
       onKey(created.key);
       const keyId = uid("key");
@@ -121,7 +127,7 @@ function keysSection(onKey) {
 
   load();
   return section("API keys", "keys-heading",
-    h("p", { class: "meta" }, "Programs and agents use a key to call Lookout’s REST API and MCP server for this workspace, paying with its credits."),
+    h("p", { class: "meta" }, "Programs and agents use a key to call Lookout’s REST API and MCP server for this workspace, paying with its credits. A key acts with your rights in the workspace as they are now (it stops working if you leave it); a read-only key only reads."),
     error, form, shown, list);
 }
 
