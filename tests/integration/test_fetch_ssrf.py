@@ -150,6 +150,34 @@ async def test_blocked_destination_and_no_request_reaches_the_server(
     assert len(lab.public.hits) == ("next=" in template)  # the redirect itself was served
 
 
+@pytest.mark.parametrize(
+    ("name", "said", "rule"),
+    [
+        ("intranet.test", "a loopback address", guard.RULE_PRIVATE),
+        ("corp.test", "a private address", guard.RULE_PRIVATE),
+        ("rebind.test", "a loopback address", guard.RULE_PRIVATE),
+        ("v6.test", "a loopback address", guard.RULE_PRIVATE),
+        ("cloud.test", "a cloud metadata address", guard.RULE_METADATA),
+    ],
+)
+async def test_a_refusal_names_the_rule_but_not_the_internal_address(
+    lab: Lab, name: str, said: str, rule: str
+) -> None:
+    url = lab.url(f"http://{name}:{{port}}/")
+
+    with pytest.raises(errors.BlockedDestination) as caught:
+        await fetch.fetch(url, settings=STRICT, session=lab.session)
+
+    refusal = caught.value
+    assert f"{name} resolves to {said} (rule: {rule})" in refusal.message
+    assert refusal.details["rule"] == rule
+    shown = refusal.message + repr(refusal.details)
+    for address in NAMES[name]:
+        if addresses.blocked_reason(ipaddress.ip_address(address)) is not None:
+            assert address not in shown
+    assert lab.secret.hits == []
+
+
 async def test_the_stand_in_public_host_is_really_reachable(lab: Lab) -> None:
     """The control: without it, the redirect cases above could pass by failing to connect."""
     url = lab.url("http://public.example:{public_port}/hello")
