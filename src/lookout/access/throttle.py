@@ -44,8 +44,8 @@ end
 return 0
 """)
 
-# KEYS[1]: the (address, email) counter, cleared; KEYS[2]: the IP counter, which gets this attempt back
-# (only if it still exists: DECR on a missing key would create one that never expires).
+# KEYS[1]: the (address, email) counter, cleared; KEYS[2]: the IP counter, which gets this
+# attempt back (only if it still exists: DECR on a missing key would create one that never expires).
 _SUCCEEDED = redis_client.Script("""
 redis.call('DEL', KEYS[1])
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
