@@ -78,6 +78,12 @@ def run(port: int | None = None) -> int:
     with _backing_services(root) as env:
         env.setdefault("LOOKOUT_SECRET_KEY", os.environ.get("LOOKOUT_SECRET_KEY") or _secret(root))
         env["PORT"] = str(port or os.environ.get("PORT", "8000"))
+        # Links, Origin checks and MCP metadata name where this machine serves; anyone with the
+        # page may sign up (outside `lookout dev` both must be set: see the README).
+        env.setdefault(
+            "LOOKOUT_PUBLIC_URL", os.environ.get("LOOKOUT_PUBLIC_URL") or dev_url(env["PORT"])
+        )
+        env.setdefault("LOOKOUT_SIGNUP", os.environ.get("LOOKOUT_SIGNUP") or "open")
         env.setdefault("TZ", "UTC")
         dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
         asyncio.run(migrate.migrate(dsn))
@@ -86,8 +92,13 @@ def run(port: int | None = None) -> int:
         return _supervise({**os.environ, **env})
 
 
+def dev_url(port: str) -> str:
+    """The loopback URL `lookout dev` serves at: its LOOKOUT_PUBLIC_URL unless one is set."""
+    return f"http://127.0.0.1:{port}"
+
+
 def _announce(port: str, key: str | None, root: Path) -> None:
-    print(f"\nLookout is starting on http://127.0.0.1:{port}/", flush=True)
+    print(f"\nLookout is starting on {dev_url(port)}/", flush=True)
     if key:
         print(f"Demo API key (shown once): {key}")
         print(f"Demo login: see {root / 'demo.txt'}\n", flush=True)

@@ -126,7 +126,12 @@ async def lab(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> AsyncIter
 
 
 def test_private_networks_are_off_by_default() -> None:
-    environ = {"DATABASE_URL": "x", "REDIS_URL": "x", "LOOKOUT_SECRET_KEY": "x"}
+    environ = {
+        "DATABASE_URL": "x",
+        "REDIS_URL": "x",
+        "LOOKOUT_SECRET_KEY": "x",
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
     assert Settings.from_env(environ).allow_private_networks is False
     allowed = Settings.from_env({**environ, "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1"})
     assert allowed.allow_private_networks is True

@@ -14,6 +14,7 @@ import pytest
 from lookout import app, errors
 from lookout.notify import message, reach, via_apprise
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, member_cookie, tenant_factory
 from tests.integration.test_notify_watches import (
     Receiver,
@@ -225,7 +226,7 @@ async def test_viewers_list_but_cannot_change_and_other_workspaces_see_nothing(
     client.session.cookie_jar.update_cookies(
         await member_cookie(db, settings, owner, role="viewer")
     )
-    origin = {"Origin": f"http://{client.server.host}:{client.server.port}"}
+    origin = {"Origin": factories.page_origin(client)}
 
     listed = await client.get(path(owner))
     made = await client.post(path(owner), json={"name": "x", "url": receiver.url()}, headers=origin)

@@ -37,7 +37,7 @@ from lookout.access import accounts, auth
 from lookout.db import repo
 from lookout.routes import page
 from lookout.settings import Settings
-from tests.integration import providers, sse
+from tests.integration import factories, providers, sse
 from tests.integration.factories import (
     Site,
     Tenant,
@@ -302,7 +302,7 @@ async def _world(
     a, b = await tenant_factory(credits=10_000), await tenant_factory(credits=10_000)
     a_session = await auth.new_session(db, configured, a.user.id)
     b_session = await auth.new_session(db, configured, b.user.id)
-    origin = {"Origin": base}
+    origin = {"Origin": factories.page_origin(client)}
     as_a = {"headers": origin, "cookies": {auth.COOKIE: a_session}}
     w: dict[str, Any] = {
         "page": site.url("/page"),

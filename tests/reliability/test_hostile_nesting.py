@@ -16,7 +16,7 @@ import asyncpg
 from lookout import app
 from lookout.access import auth
 from lookout.settings import Settings
-from tests.integration import providers
+from tests.integration import factories, providers
 from tests.integration.factories import TenantFactory, tenant_factory
 from tests.integration.providers import ServerFactory
 
@@ -50,7 +50,7 @@ async def test_a_too_deeply_nested_body_is_400_on_every_route_that_reads_json(
     tenant = await tenant_factory()
     client = await aiohttp_client(app.create_app(settings))
     cookie = {auth.COOKIE: await auth.new_session(db, settings, tenant.user.id)}
-    origin = {"Origin": str(client.make_url("")).rstrip("/"), "Content-Type": "application/json"}
+    origin = {"Origin": factories.page_origin(client), "Content-Type": "application/json"}
     writes = [
         route
         for route in client.server.app.router.routes()

@@ -13,7 +13,12 @@ from lookout.mcp import pinned
 from lookout.settings import Settings
 
 SETTINGS = Settings.from_env(
-    {"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x", "LOOKOUT_SECRET_KEY": "k" * 32}
+    {
+        "DATABASE_URL": "postgresql://x/y",
+        "REDIS_URL": "redis://x",
+        "LOOKOUT_SECRET_KEY": "k" * 32,
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
 )
 
 

@@ -9,6 +9,7 @@ REQUIRED = {
     "DATABASE_URL": "postgresql://lookout:pg-password@db/lookout",
     "REDIS_URL": "redis://:redis-password@cache:6379/0",
     "LOOKOUT_SECRET_KEY": "very-secret-key",
+    "LOOKOUT_PUBLIC_URL": "https://lookout.example.com",
 }
 
 

@@ -88,3 +88,33 @@ async def succeeded(client: aioredis.Redis, *, email: str, ip: str) -> None:
 
 def _limits() -> list[int]:
     return [WINDOW_S, PAIR_LIMIT, IP_LIMIT]
+
+
+# Sign-ups: accounts made per client address in an hour (LOOKOUT_SIGNUPS_PER_HOUR). Counted
+# before the account is made (a parallel burst cannot pass the limit), given back when none was.
+SIGNUP_WINDOW_S = 3600
+_SIGNUP_PREFIX = "lookout:signup:ip"
+
+# KEYS[1]: the address's counter, which gets a sign-up back (only if it still exists).
+_GIVE_BACK = redis_client.Script("""
+if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+""")
+
+
+async def signup_attempt(client: aioredis.Redis, *, ip: str, limit: int) -> None:
+    """Count a sign-up from `ip`, or raise RateLimited when it made `limit` this hour."""
+    with _redis_errors():
+        keys = [f"{_SIGNUP_PREFIX}:{ip}"]
+        wait = int(await _ATTEMPT(client, keys=keys, args=[SIGNUP_WINDOW_S, limit]))
+    if wait:
+        raise errors.RateLimited(
+            f"Too many sign-ups from this address; try again in {math.ceil(wait / 60)} minute(s).",
+            retry_after=wait,
+        )
+
+
+async def signup_failed(client: aioredis.Redis, *, ip: str) -> None:
+    """No account was made: the address gets its sign-up back."""
+    with _redis_errors():
+        await _GIVE_BACK(client, keys=[f"{_SIGNUP_PREFIX}:{ip}"], args=())

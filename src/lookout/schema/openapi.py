@@ -151,6 +151,7 @@ def _number(
 _JOB_ID, _WS, _KEY_ID = _path("job_id"), _path("ws"), _path("key_id")
 _CHAT_ID, _WATCH_ID = _path("chat_id"), _path("automation_id")
 _CONNECTOR_ID, _TARGET_ID = _path("connector_id"), _path("target_id")
+_INVITE_ID = _path("invite_id")
 _LIMIT = _number("limit", "At most this many (default 50)", least=1, most=chat_pages.MAX_PAGE)
 _LAST_EVENT_ID = {
     "name": "Last-Event-ID",
@@ -184,6 +185,9 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
         )
     },
     "/api/auth/logout": {"post": _plain("Sign out")},
+    "/api/auth/logout-everywhere": {
+        "post": _plain("Sign out everywhere: end every session of the signed-in user")
+    },
     "/api/me": {"get": _plain("The current user, workspaces, role and balance")},
     "/api/workspaces/{ws}/keys": {
         "parameters": [_WS],
@@ -195,6 +199,19 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     "/api/workspaces/{ws}/keys/{key_id}": {
         "parameters": [_WS, _KEY_ID],
         "delete": _plain("Revoke an API key"),
+    },
+    "/api/workspaces/{ws}/invites": {
+        "parameters": [_WS],
+        "get": _plain("List the workspace's open invites (owners)"),
+        "post": _plain(
+            "Invite an email to sign up into the workspace (owners; the link is shown once)",
+            status="201",
+            body=accounts.NewInviteSchema,
+        ),
+    },
+    "/api/workspaces/{ws}/invites/{invite_id}": {
+        "parameters": [_WS, _INVITE_ID],
+        "delete": _plain("Revoke an invite (owners)"),
     },
     "/api/workspaces/{ws}/mcp-connectors": {
         "parameters": [_WS],
