@@ -9,7 +9,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from lookout import devservices
@@ -78,18 +78,23 @@ def run(port: int | None = None) -> int:
     with _backing_services(root) as env:
         env.setdefault("LOOKOUT_SECRET_KEY", os.environ.get("LOOKOUT_SECRET_KEY") or _secret(root))
         env["PORT"] = str(port or os.environ.get("PORT", "8000"))
-        # Links, Origin checks and MCP metadata name where this machine serves; anyone with the
-        # page may sign up (outside `lookout dev` both must be set: see the README).
-        env.setdefault(
-            "LOOKOUT_PUBLIC_URL", os.environ.get("LOOKOUT_PUBLIC_URL") or dev_url(env["PORT"])
-        )
-        env.setdefault("LOOKOUT_SIGNUP", os.environ.get("LOOKOUT_SIGNUP") or "open")
+        env.update(dev_defaults(env["PORT"], os.environ))
         env.setdefault("TZ", "UTC")
         dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
         asyncio.run(migrate.migrate(dsn))
         key = asyncio.run(_seed(dsn, root))
         _announce(env["PORT"], key, root)
         return _supervise({**os.environ, **env})
+
+
+def dev_defaults(port: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """What `lookout dev` sets unless the environment does: links, Origin checks and MCP
+    metadata name the loopback URL it serves at, and anyone with the page may sign up (outside
+    `lookout dev` LOOKOUT_PUBLIC_URL is required and sign-up is by invitation: see the README)."""
+    return {
+        "LOOKOUT_PUBLIC_URL": environ.get("LOOKOUT_PUBLIC_URL") or dev_url(port),
+        "LOOKOUT_SIGNUP": environ.get("LOOKOUT_SIGNUP") or "open",
+    }
 
 
 def dev_url(port: str) -> str:
