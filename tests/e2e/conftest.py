@@ -46,16 +46,20 @@ def proxy_port() -> int:
     return devservices.free_port()
 
 
-@pytest.fixture
-async def lookout_url(settings: Settings, aiohttp_server: Any, proxy_port: int) -> str:
-    """The whole web process (page, API, SSE) on a free local port, configured with that URL as
-    its LOOKOUT_PUBLIC_URL (stopped before its database is dropped: `settings` comes first)."""
+async def serve(aiohttp_server: Any, settings: Settings, *origins: str) -> str:
+    """The whole web process on a free local port, configured with that URL as its
+    LOOKOUT_PUBLIC_URL (and `origins` as more of its own): its URL."""
     port = devservices.free_port()
-    configured = settings.replace(
-        public_url=f"http://127.0.0.1:{port}", allowed_origins=(f"http://127.0.0.1:{proxy_port}",)
-    )
+    configured = settings.replace(public_url=f"http://127.0.0.1:{port}", allowed_origins=origins)
     server = await aiohttp_server(app.create_app(configured), port=port)
     return str(server.make_url("")).rstrip("/")
+
+
+@pytest.fixture
+async def lookout_url(settings: Settings, aiohttp_server: Any, proxy_port: int) -> str:
+    """The whole web process (page, API, SSE), reached directly or through `line`'s proxy
+    (stopped before its database is dropped: `settings` comes first)."""
+    return await serve(aiohttp_server, settings, f"http://127.0.0.1:{proxy_port}")
 
 
 class Line:
