@@ -24,14 +24,14 @@ __all__ = ["tenant_factory"]
 
 DEPTH = 100_000
 DEEP = b"[" * DEPTH + b"]" * DEPTH
-NO_BODY = {"/api/auth/logout"}  # reads no body
+NO_BODY = {"/api/auth/logout", "/api/auth/logout-everywhere"}  # read no body
 MCP = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 def _filled(path: str, workspace_id: uuid.UUID) -> str:
     """The route's path with its own workspace and unknown ids for everything else."""
     for name in ("ws", "job_id", "key_id", "chat_id", "automation_id", "connector_id",
-                 "target_id"):  # fmt: skip
+                 "target_id", "invite_id"):  # fmt: skip
         path = path.replace("{" + name + "}", str(workspace_id if name == "ws" else uuid.uuid4()))
     return path
 
