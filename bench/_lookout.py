@@ -106,6 +106,7 @@ def env_for(dsn: str, redis_url: str) -> dict[str, str]:
         "DATABASE_URL": dsn,
         "REDIS_URL": redis_url,
         "LOOKOUT_SECRET_KEY": "bench-secret",
+        "LOOKOUT_PUBLIC_URL": "http://127.0.0.1",
         "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",  # the pages are served on loopback
         "TZ": "UTC",
     }

@@ -159,6 +159,7 @@ def main() -> int:
     args = parser.parse_args()
     settings = Settings.from_env(
         {"DATABASE_URL": "-", "REDIS_URL": "-", "LOOKOUT_SECRET_KEY": "-"},
+        public_url="http://127.0.0.1",
         allow_private_networks=True,  # the corpus is served on loopback
     )
     sizes = sorted(len(body) for _, body in corpus.corpus(args.pages))

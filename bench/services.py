@@ -37,4 +37,5 @@ def server_env(dsn: str, redis_url: str) -> dict[str, str]:
         "REDIS_URL": redis_url,
         "LOOKOUT_SECRET_KEY": "bench-secret",
         "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
+        "LOOKOUT_PUBLIC_URL": "http://127.0.0.1",
     }

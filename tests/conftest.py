@@ -18,6 +18,7 @@ from lookout.db import migrate
 from lookout.settings import Settings
 
 TEMPLATE = "lookout_template"
+PUBLIC_URL = "http://lookout.test"  # where the test app is configured to be served
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +97,10 @@ def settings(database_url: str, redis_url: str) -> Settings:
             "LOOKOUT_SECRET_KEY": "test-secret-key-" + "x" * 16,
             "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
             "LOOKOUT_DB_POOL_MAX": "20",
+            # Browser-like test clients send this Origin; tests of the other sign-up policies
+            # say so.
+            "LOOKOUT_PUBLIC_URL": PUBLIC_URL,
+            "LOOKOUT_SIGNUP": "open",
         }
     )
 

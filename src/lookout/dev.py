@@ -9,7 +9,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from lookout import devservices
@@ -83,6 +83,7 @@ def run(port: int | None = None) -> int:
         env["PORT"] = str(port or os.environ.get("PORT", "8000"))
         # This machine only, unless asked: `lookout web` keeps the platforms' 0.0.0.0.
         env["LOOKOUT_HOST"] = os.environ.get("LOOKOUT_HOST") or LOCAL_HOST
+        env.update(dev_defaults(env["PORT"], os.environ))
         env.setdefault("TZ", "UTC")
         dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
         asyncio.run(migrate.migrate(dsn))
@@ -102,6 +103,21 @@ def _announce(host: str, port: str, demo: tuple[str, str] | None) -> None:
         password, key = demo
         print(f"Demo login (shown once): {DEMO_EMAIL} / {password}")
         print(f"Demo API key (shown once): {key}\n", flush=True)
+
+
+def dev_defaults(port: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """What `lookout dev` sets unless the environment does: links, Origin checks and MCP
+    metadata name the loopback URL it serves at, and anyone with the page may sign up (outside
+    `lookout dev` LOOKOUT_PUBLIC_URL is required and sign-up is by invitation: see the README)."""
+    return {
+        "LOOKOUT_PUBLIC_URL": environ.get("LOOKOUT_PUBLIC_URL") or dev_url(port),
+        "LOOKOUT_SIGNUP": environ.get("LOOKOUT_SIGNUP") or "open",
+    }
+
+
+def dev_url(port: str) -> str:
+    """The loopback URL `lookout dev` serves at: its LOOKOUT_PUBLIC_URL unless one is set."""
+    return f"http://127.0.0.1:{port}"
 
 
 # honcho, told how long to wait for the processes after Ctrl-C before it kills them (its own

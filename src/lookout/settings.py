@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -90,6 +91,17 @@ class Settings:
     metrics_dir: str = _field("LOOKOUT_METRICS_DIR", "")
     shutdown_grace_s: float = _field("LOOKOUT_SHUTDOWN_GRACE_S", 30.0)
     status_max_overdue_s: float = _field("LOOKOUT_STATUS_MAX_OVERDUE_S", 300.0)
+    # Sessions and sign-up (see `_check_accounts`).
+    session_idle_hours: int = _field("LOOKOUT_SESSION_IDLE_HOURS", 72)
+    signup: str = _field("LOOKOUT_SIGNUP", "invite")
+    signups_per_hour: int = _field("LOOKOUT_SIGNUPS_PER_HOUR", 10)
+    invite_days: int = _field("LOOKOUT_INVITE_DAYS", 7)
+
+    @property
+    def public_origin(self) -> str:
+        """scheme://host[:port] of LOOKOUT_PUBLIC_URL: the Origin our own pages send."""
+        parts = urllib.parse.urlsplit(self.public_url)
+        return f"{parts.scheme}://{parts.netloc}".lower()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -110,9 +122,16 @@ class Settings:
                 values[field.name] = _cast(field, raw)
             except ValueError as exc:
                 raise ConfigError(f"{name}: {exc}") from None
+        if "public_url" not in values and "public_url" not in overrides:
+            missing.append("LOOKOUT_PUBLIC_URL (`lookout dev` sets it to its own URL)")
         if missing:
             raise ConfigError(f"missing required setting(s): {', '.join(missing)}")
-        return cls(**values, **overrides)
+        if "cookie_secure" not in values and "cookie_secure" not in overrides:
+            public = str(overrides.get("public_url", values.get("public_url", "")))
+            values["cookie_secure"] = public.lower().startswith("https://")
+        settings = cls(**values, **overrides)
+        _check_accounts(settings)
+        return settings
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -126,6 +145,37 @@ class Settings:
         return f"Settings({', '.join(parts)})"
 
     __str__ = __repr__
+
+
+SIGNUP_POLICIES = ("open", "invite", "closed")
+
+
+def _check_accounts(settings: Settings) -> None:
+    """The public URL, the sign-up policy and the session settings make sense, or ConfigError
+    naming the setting. Secure cookies follow an https public URL unless set."""
+    parts = urllib.parse.urlsplit(settings.public_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(
+            f"LOOKOUT_PUBLIC_URL: expected the http(s) URL people open Lookout at, such as "
+            f"https://lookout.example.com, got {settings.public_url!r}"
+        )
+    if settings.signup not in SIGNUP_POLICIES:
+        raise ConfigError(
+            f"LOOKOUT_SIGNUP: expected one of {', '.join(SIGNUP_POLICIES)}, got {settings.signup!r}"
+        )
+    positive = {
+        "LOOKOUT_SESSION_DAYS": settings.session_days,
+        "LOOKOUT_SESSION_IDLE_HOURS": settings.session_idle_hours,
+        "LOOKOUT_SIGNUPS_PER_HOUR": settings.signups_per_hour,
+        "LOOKOUT_INVITE_DAYS": settings.invite_days,
+    }
+    for name, value in positive.items():
+        if value <= 0:
+            raise ConfigError(f"{name}: expected a positive number, got {value}")
+    if settings.default_credits < 0:
+        raise ConfigError(
+            f"LOOKOUT_DEFAULT_CREDITS: expected 0 or more, got {settings.default_credits}"
+        )
 
 
 def _cast(field: dataclasses.Field[Any], raw: str) -> Any:

@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 from playwright.async_api import Browser, Page, async_playwright
 
-from lookout import app
+from lookout import app, devservices
 from lookout.settings import Settings
 from tests.integration import workers
 
@@ -58,11 +58,25 @@ def chromium() -> str:
 
 
 @pytest.fixture
-async def lookout_url(settings: Settings, aiohttp_server: Any) -> str:
-    """The whole web process (page, API, SSE) on a free local port (stopped before its database
-    is dropped: `settings` comes first)."""
-    server = await aiohttp_server(app.create_app(settings))
+def proxy_port() -> int:
+    """The port `line`'s proxy listens on: its origin is one of the app's allowed origins."""
+    return devservices.free_port()
+
+
+async def serve(aiohttp_server: Any, settings: Settings, *origins: str) -> str:
+    """The whole web process on a free local port, configured with that URL as its
+    LOOKOUT_PUBLIC_URL (and `origins` as more of its own): its URL."""
+    port = devservices.free_port()
+    configured = settings.replace(public_url=f"http://127.0.0.1:{port}", allowed_origins=origins)
+    server = await aiohttp_server(app.create_app(configured), port=port)
     return str(server.make_url("")).rstrip("/")
+
+
+@pytest.fixture
+async def lookout_url(settings: Settings, aiohttp_server: Any, proxy_port: int) -> str:
+    """The whole web process (page, API, SSE), reached directly or through `line`'s proxy
+    (stopped before its database is dropped: `settings` comes first)."""
+    return await serve(aiohttp_server, settings, f"http://127.0.0.1:{proxy_port}")
 
 
 class Line:
@@ -76,8 +90,8 @@ class Line:
         self.open: set[asyncio.StreamWriter] = set()
         self.server: asyncio.Server | None = None
 
-    async def start(self) -> str:
-        self.server = await asyncio.start_server(self._serve, self.host, 0)
+    async def start(self, port: int = 0) -> str:
+        self.server = await asyncio.start_server(self._serve, self.host, port)
         port = self.server.sockets[0].getsockname()[1]
         return f"http://{self.host}:{port}"
 
@@ -117,10 +131,10 @@ class Line:
 
 
 @pytest.fixture
-async def line(lookout_url: str) -> AsyncIterator[tuple[Line, str]]:
+async def line(lookout_url: str, proxy_port: int) -> AsyncIterator[tuple[Line, str]]:
     """(the proxy, the URL of the web process through it)."""
     proxy = Line(lookout_url)
-    url = await proxy.start()
+    url = await proxy.start(proxy_port)
     yield proxy, url
     await proxy.stop()
 

@@ -14,10 +14,10 @@ import pytest
 from playwright.async_api import Dialog, Page, expect
 from playwright.async_api import Error as PlaywrightError
 
-from lookout import app, errors
+from lookout import errors
 from lookout.chat import events
 from lookout.settings import Settings
-from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab
+from tests.e2e.conftest import PASSWORD, Bakery, Line, Tab, serve
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -300,7 +300,7 @@ async def test_settings_connect_an_agent_usage_and_connectors(
     await expect(page.locator("tr[data-key-name='agent']")).to_contain_text("full")
 
     # When they sign out, Then the sign-in form is back and signing in restores their chats
-    await page.get_by_role("button", name="Sign out").click()
+    await page.get_by_role("button", name="Sign out", exact=True).click()
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert desktop.errors == []
 
@@ -347,9 +347,8 @@ async def test_a_failed_verb_call_reads_as_a_sentence(
 ) -> None:
     # Given a service whose new workspaces start with no credits
     broke = dataclasses.replace(settings, default_credits=0)
-    server = await aiohttp_server(app.create_app(broke))
     page = desktop.page
-    await sign_up(page, str(server.make_url("")).rstrip("/"))
+    await sign_up(page, await serve(aiohttp_server, broke))
     await expect(page.get_by_test_id("balance")).to_have_text("0 credits")
 
     # When they ask about a page
@@ -389,9 +388,8 @@ async def test_a_slow_call_shows_its_job_progress(
 ) -> None:
     # Given a service that hands long calls to a background job at once
     quick = dataclasses.replace(settings, job_wait_s=0.1)
-    server = await aiohttp_server(app.create_app(quick))
     page = desktop.page
-    await sign_up(page, str(server.make_url("")).rstrip("/"))
+    await sign_up(page, await serve(aiohttp_server, quick))
     bakery.delay = 3.0
 
     # When they ask to compare more pages than are read inline

@@ -45,10 +45,10 @@ def new_client_fixture(aiohttp_client: Any, settings: Settings) -> NewClient:
     a Lookout page would: cookie-authenticated writes need it."""
 
     async def make(**changes: Any) -> TestClient[Any, Any]:
-        port = devservices.free_port()
-        server = TestServer(app.create_app(settings.replace(**changes)), port=port)
+        configured = settings.replace(**changes)
+        server = TestServer(app.create_app(configured), port=devservices.free_port())
         client: TestClient[Any, Any] = await aiohttp_client(
-            server, headers={"Origin": f"http://127.0.0.1:{port}"}
+            server, headers={"Origin": configured.public_origin}
         )
         return client
 

@@ -13,9 +13,17 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from lookout import appkeys
 from lookout.access import accounts, auth
 from lookout.db import repo
 from lookout.settings import Settings
+
+
+def page_origin(client: Any) -> str:
+    """The Origin a browser on the app's own pages sends: its configured LOOKOUT_PUBLIC_URL's
+    (the app never trusts the request's Host for it)."""
+    origin: str = client.server.app[appkeys.SETTINGS].public_origin
+    return origin
 
 
 @dataclasses.dataclass(frozen=True)

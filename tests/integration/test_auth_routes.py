@@ -136,13 +136,13 @@ async def test_wrong_password_and_unknown_email_answer_the_same(
     assert wrong["message"] == "Wrong email or password."
 
 
-async def test_five_failures_lock_the_email_even_against_the_right_password(
+async def test_five_failures_lock_the_address_out_of_that_email_even_with_the_right_password(
     signed_up: SignedUp, new_client: NewClient
 ) -> None:
-    # Given five wrong passwords for one email, in any letter case
+    # Given five wrong passwords for one email from one address, in any letter case
     member = await signed_up()
     client = await new_client()
-    for attempt in range(throttle.EMAIL_LIMIT):
+    for attempt in range(throttle.PAIR_LIMIT):
         email = member.email.upper() if attempt % 2 else member.email
         await error_of(await _login(client, email, "wrong password"), 401, "unauthenticated")
 
@@ -163,12 +163,12 @@ async def test_parallel_guesses_get_no_more_tries_than_sequential_ones(
     client = await new_client()
 
     responses = await asyncio.gather(
-        *(_login(client, member.email, f"guess {n}") for n in range(3 * throttle.EMAIL_LIMIT))
+        *(_login(client, member.email, f"guess {n}") for n in range(3 * throttle.PAIR_LIMIT))
     )
 
     statuses = sorted(response.status for response in responses)
-    assert statuses.count(401) == throttle.EMAIL_LIMIT
-    assert statuses.count(429) == 2 * throttle.EMAIL_LIMIT
+    assert statuses.count(401) == throttle.PAIR_LIMIT
+    assert statuses.count(429) == 2 * throttle.PAIR_LIMIT
 
 
 async def test_a_success_clears_the_email_failures(
@@ -176,14 +176,39 @@ async def test_a_success_clears_the_email_failures(
 ) -> None:
     member = await signed_up()
     client = await new_client()
-    for _ in range(throttle.EMAIL_LIMIT - 1):
+    for _ in range(throttle.PAIR_LIMIT - 1):
         await error_of(await _login(client, member.email, "wrong password"), 401, "unauthenticated")
 
     await data_of(await _login(client, member.email, member.password))
 
-    for _ in range(throttle.EMAIL_LIMIT - 1):
+    for _ in range(throttle.PAIR_LIMIT - 1):
         await error_of(await _login(client, member.email, "wrong password"), 401, "unauthenticated")
     await data_of(await _login(client, member.email, member.password))
+
+
+async def test_failures_from_elsewhere_never_lock_the_owner_out(
+    signed_up: SignedUp, new_client: NewClient
+) -> None:
+    # Given one proxy in front, and an attacker who failed for the owner's email well past the
+    # per-pair limit (from several addresses, in any letter case)
+    owner = await signed_up()
+    client = await new_client(forwarded_hops=1)
+    for n in range(3 * throttle.PAIR_LIMIT):
+        attacker = {"X-Forwarded-For": f"203.0.113.{n % 3 + 1}"}
+        email = owner.email.upper() if n % 2 else owner.email
+        await _login(client, email, "wrong password", headers=attacker)
+    locked = await _login(
+        client, owner.email, owner.password, headers={"X-Forwarded-For": "203.0.113.1"}
+    )
+    await error_of(locked, 429, "rate_limited")
+
+    # When the owner signs in with the right password from an address that did not fail
+    response = await _login(
+        client, owner.email, owner.password, headers={"X-Forwarded-For": "198.51.100.7"}
+    )
+
+    # Then they are in
+    assert (await data_of(response))["user"]["id"] == str(owner.user_id)
 
 
 async def fail_from_one_address(

@@ -12,7 +12,7 @@ from lookout import app, appkeys
 from lookout.db import repo
 from lookout.ops import instrument
 from lookout.settings import Settings
-from tests.integration import sse
+from tests.integration import factories, sse
 from tests.integration.factories import (
     Site,
     Tenant,
@@ -266,7 +266,7 @@ async def test_viewer_cannot_spend_through_chat(
     tenant = await tenant_factory()
     chat_id = await new_chat(client, tenant)
     cookie = await member_cookie(db, settings, tenant, role="viewer")
-    origin = {"Origin": base(client)}
+    origin = {"Origin": factories.page_origin(client)}
     client.session.cookie_jar.update_cookies(cookie)
 
     response = await client.post(

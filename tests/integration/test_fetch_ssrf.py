@@ -126,7 +126,12 @@ async def lab(aiohttp_server: Callable[..., Awaitable[TestServer]]) -> AsyncIter
 
 
 def test_private_networks_are_off_by_default() -> None:
-    environ = {"DATABASE_URL": "x", "REDIS_URL": "x", "LOOKOUT_SECRET_KEY": "x"}
+    environ = {
+        "DATABASE_URL": "x",
+        "REDIS_URL": "x",
+        "LOOKOUT_SECRET_KEY": "x",
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
     assert Settings.from_env(environ).allow_private_networks is False
     allowed = Settings.from_env({**environ, "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1"})
     assert allowed.allow_private_networks is True
@@ -148,6 +153,34 @@ async def test_blocked_destination_and_no_request_reaches_the_server(
     assert "Refused to fetch" in caught.value.message
     assert lab.secret.hits == []
     assert len(lab.public.hits) == ("next=" in template)  # the redirect itself was served
+
+
+@pytest.mark.parametrize(
+    ("name", "said", "rule"),
+    [
+        ("intranet.test", "a loopback address", guard.RULE_PRIVATE),
+        ("corp.test", "a private address", guard.RULE_PRIVATE),
+        ("rebind.test", "a loopback address", guard.RULE_PRIVATE),
+        ("v6.test", "a loopback address", guard.RULE_PRIVATE),
+        ("cloud.test", "a cloud metadata address", guard.RULE_METADATA),
+    ],
+)
+async def test_a_refusal_names_the_rule_but_not_the_internal_address(
+    lab: Lab, name: str, said: str, rule: str
+) -> None:
+    url = lab.url(f"http://{name}:{{port}}/")
+
+    with pytest.raises(errors.BlockedDestination) as caught:
+        await fetch.fetch(url, settings=STRICT, session=lab.session)
+
+    refusal = caught.value
+    assert f"{name} resolves to {said} (rule: {rule})" in refusal.message
+    assert refusal.details["rule"] == rule
+    shown = refusal.message + repr(refusal.details)
+    for address in NAMES[name]:
+        if addresses.blocked_reason(ipaddress.ip_address(address)) is not None:
+            assert address not in shown
+    assert lab.secret.hits == []
 
 
 async def test_the_stand_in_public_host_is_really_reachable(lab: Lab) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +23,7 @@ from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import connectors, tool_cache, toolbox
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, member_cookie, tenant_factory
 
 __all__ = ["tenant_factory"]
@@ -34,6 +37,7 @@ class Remote:
 
     url: str
     requests: int = 0
+    queries: list[bytes] = dataclasses.field(default_factory=list)
 
 
 def _remote_app(remote: Remote) -> Any:
@@ -65,6 +69,7 @@ def _remote_app(remote: Remote) -> Any:
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             remote.requests += 1
+            remote.queries.append(scope["query_string"])
             given = dict(scope["headers"]).get(b"authorization", b"").decode()
             if given != SECRET:
                 await send({"type": "http.response.start", "status": 401, "headers": []})
@@ -160,6 +165,74 @@ async def test_headers_are_sealed_at_rest_and_never_shown(
     assert (await listed.json())["data"]["connectors"][0]["headers"] == {"Authorization": "***"}
 
 
+async def test_a_url_is_sealed_at_rest_shown_as_scheme_and_host_and_used_whole(
+    client: Any, tenant_factory: TenantFactory, remote: Remote, db: asyncpg.Pool
+) -> None:
+    # Given a connector whose URL carries a token in its query
+    tenant = await tenant_factory()
+    secret_url = remote.url + "?token=url-secret-9a7e"
+    created = await register(client, tenant, secret_url, Authorization=SECRET)
+    body = await created.json()
+    assert created.status == 201, body
+
+    # When it is listed, tested and called by the agent
+    listed = await client.get(path(tenant), headers=tenant.headers)
+    connector_id = body["data"]["connector"]["id"]
+    tested = await client.post(path(tenant, f"/{connector_id}/test"), headers=tenant.headers)
+    services = Services.of_app(client.app)
+    shout = toolbox.find(await toolbox.tools_for(services, principal_of(tenant)), "remote__shout")
+    assert shout is not None
+    result = await toolbox.call(services, principal_of(tenant), shout, {"text": "hi"})
+
+    # Then it is shown as scheme + host only, stored sealed, and the server got the whole URL
+    shown = remote.url.removesuffix("/mcp")
+    assert body["data"]["connector"]["url"] == shown
+    assert (await listed.json())["data"]["connectors"][0]["url"] == shown
+    for text in (await listed.text(), await tested.text(), json.dumps(body)):
+        assert "url-secret" not in text and "/mcp" not in text
+    row = await db.fetchrow("SELECT url, url_sealed FROM mcp_connectors")
+    assert row["url"] == shown and b"url-secret" not in bytes(row["url_sealed"])
+    assert tested.status == 200 and result.text == "HI"
+    assert remote.queries[-1] == b"token=url-secret-9a7e"
+
+
+async def test_a_failure_never_says_the_path_or_query_of_the_url(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    tenant = await tenant_factory()
+    created = await (await register(client, tenant, remote.url + "?token=url-secret-9a7e")).json()
+
+    tested = await client.post(
+        path(tenant, f"/{created['data']['connector']['id']}/test"), headers=tenant.headers
+    )
+    listed = await client.get(path(tenant), headers=tenant.headers)
+
+    assert tested.status == 502
+    for text in (await tested.text(), await listed.text()):
+        assert "url-secret" not in text
+
+
+async def test_a_connector_stored_before_urls_were_sealed_still_works_and_shows_its_host(
+    client: Any, tenant_factory: TenantFactory, remote: Remote, db: asyncpg.Pool, settings: Settings
+) -> None:
+    # Given a row as migration 0006 found it: the whole URL in `url`, nothing sealed
+    tenant = await tenant_factory()
+    created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
+    connector_id = created["data"]["connector"]["id"]
+    await db.execute(
+        "UPDATE mcp_connectors SET url = $1, url_sealed = NULL WHERE id = $2",
+        remote.url + "?token=old-secret",
+        uuid.UUID(connector_id),
+    )
+
+    listed = await client.get(path(tenant), headers=tenant.headers)
+    tested = await client.post(path(tenant, f"/{connector_id}/test"), headers=tenant.headers)
+
+    assert (await listed.json())["data"]["connectors"][0]["url"] == remote.url.removesuffix("/mcp")
+    assert "old-secret" not in await listed.text()
+    assert tested.status == 200 and remote.queries[-1] == b"token=old-secret"
+
+
 async def test_without_its_header_the_server_refuses_and_the_test_says_so(
     client: Any, tenant_factory: TenantFactory, remote: Remote
 ) -> None:
@@ -172,7 +245,9 @@ async def test_without_its_header_the_server_refuses_and_the_test_says_so(
 
     body = await tested.json()
     assert tested.status == 502 and body["error"]["code"] == "upstream_error"
-    assert remote.url in body["error"]["message"]
+    # the server is named by scheme + host only: the URL's path and query may hold a token
+    assert remote.url.removesuffix("/mcp") in body["error"]["message"]
+    assert "/mcp" not in body["error"]["message"]
 
 
 async def test_the_tool_list_is_cached_for_five_minutes(
@@ -258,7 +333,7 @@ async def test_viewers_list_but_cannot_change_and_other_workspaces_see_nothing(
     client.session.cookie_jar.update_cookies(
         await member_cookie(db, settings, owner, role="viewer")
     )
-    origin = {"Origin": f"http://{client.server.host}:{client.server.port}"}
+    origin = {"Origin": factories.page_origin(client)}
 
     listed = await client.get(path(owner))
     made = await client.post(path(owner), json={"name": "x", "url": remote.url}, headers=origin)

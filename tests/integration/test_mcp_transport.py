@@ -10,6 +10,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 
 from lookout import app
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, tenant_factory
 
 __all__ = ["tenant_factory"]
@@ -59,7 +60,7 @@ async def test_only_post_is_allowed(client: Any, tenant: Tenant, method: str) ->
 
 
 async def test_a_foreign_origin_is_refused_and_our_own_is_not(client: Any, tenant: Tenant) -> None:
-    own = f"http://{client.server.host}:{client.server.port}"
+    own = factories.page_origin(client)
 
     foreign, _ = await post(client, request("ping"), headers(tenant, Origin="https://evil.test"))
     same, body = await post(client, request("ping"), headers(tenant, Origin=own))
@@ -68,15 +69,47 @@ async def test_a_foreign_origin_is_refused_and_our_own_is_not(client: Any, tenan
     assert same == 200 and body == {"jsonrpc": "2.0", "id": 7, "result": {}}
 
 
-async def test_no_key_is_401_with_a_challenge_that_leads_to_the_metadata(client: Any) -> None:
+async def test_an_origin_that_only_matches_a_forged_host_is_refused(
+    client: Any, tenant: Tenant
+) -> None:
+    # A page on evil.test that also sets Host: evil.test (a DNS-rebound name does) must not pass
+    # as our own page: our origin is LOOKOUT_PUBLIC_URL's, whatever the Host header says.
+    forged = headers(tenant, Origin="http://evil.test", Host="evil.test")
+
+    status, body = await post(client, request("ping"), forged)
+
+    assert status == 403 and "evil.test" in body["error"]["message"]
+
+
+async def test_the_metadata_names_the_public_url_whatever_the_host_header_says(
+    client: Any, settings: Settings
+) -> None:
+    forged = {"Host": "evil.test", "X-Forwarded-Host": "evil.test"}
+
+    document = await (
+        await client.get("/.well-known/oauth-protected-resource", headers=forged)
+    ).json()
+    challenge = (
+        await client.post("/mcp", json=request("ping"), headers={**JSON, **forged})
+    ).headers
+
+    assert document["resource"] == f"{settings.public_url}/mcp"
+    assert document["authorization_servers"] == [settings.public_url]
+    assert "evil.test" not in json.dumps(document) + challenge["WWW-Authenticate"]
+
+
+async def test_no_key_is_401_with_a_challenge_that_leads_to_the_metadata(
+    client: Any, settings: Settings
+) -> None:
     response = await client.post("/mcp", json=request("initialize", INITIALIZE), headers=JSON)
 
     assert response.status == 401
     challenge = response.headers["WWW-Authenticate"]
     assert challenge.startswith('Bearer resource_metadata="http://')
     metadata_url = challenge.split('"')[1]
-    assert metadata_url.endswith("/.well-known/oauth-protected-resource/mcp")
-    metadata = await client.get(metadata_url.split(str(client.server.port), 1)[1])
+    # at the configured public URL (the test app is served elsewhere: ask it for the same path)
+    assert metadata_url == f"{settings.public_url}/.well-known/oauth-protected-resource/mcp"
+    metadata = await client.get(metadata_url.removeprefix(settings.public_url))
     document = ProtectedResourceMetadata.model_validate(await metadata.json())
     assert str(document.resource).endswith("/mcp")
     assert document.bearer_methods_supported == ["header"]

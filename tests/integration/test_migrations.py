@@ -61,6 +61,7 @@ def _run_migrate(dsn: str) -> subprocess.CompletedProcess[str]:
         "DATABASE_URL": dsn,
         "REDIS_URL": "redis://unused",
         "LOOKOUT_SECRET_KEY": "k",
+        "LOOKOUT_PUBLIC_URL": "http://lookout.test",
     }
     return subprocess.run(
         [sys.executable, "-m", "lookout.cli", "migrate"],

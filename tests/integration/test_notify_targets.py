@@ -14,6 +14,7 @@ import pytest
 from lookout import app, errors
 from lookout.notify import message, reach, via_apprise
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, member_cookie, tenant_factory
 from tests.integration.test_notify_watches import (
     Receiver,
@@ -189,7 +190,10 @@ async def test_an_apprise_host_rebound_inwards_after_the_check_is_refused(
         await via_apprise.send(url, "title", "body", public_only)
 
     assert flip.lookups == 2  # the check before the send saw the public address
-    assert "flip.example resolves to 127.0.0.1" in refused.value.message
+    # which rule refused the host is said; the internal address it resolved to is not
+    assert "flip.example resolves to a loopback address" in refused.value.message
+    assert "127.0.0.1" not in str(refused.value.message) + str(refused.value.details)
+    assert refused.value.details["rule"] == reach.RULE_PRIVATE
     assert "LOOKOUT_NOTIFY_ALLOW_PRIVATE" in refused.value.message
     assert receiver.got == []
 
@@ -222,7 +226,7 @@ async def test_viewers_list_but_cannot_change_and_other_workspaces_see_nothing(
     client.session.cookie_jar.update_cookies(
         await member_cookie(db, settings, owner, role="viewer")
     )
-    origin = {"Origin": f"http://{client.server.host}:{client.server.port}"}
+    origin = {"Origin": factories.page_origin(client)}
 
     listed = await client.get(path(owner))
     made = await client.post(path(owner), json={"name": "x", "url": receiver.url()}, headers=origin)

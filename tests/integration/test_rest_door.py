@@ -11,6 +11,7 @@ import pytest
 from lookout import app
 from lookout.db import repo
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import Site, TenantFactory, member_cookie, site, tenant_factory
 
 __all__ = ["site", "tenant_factory"]
@@ -175,7 +176,7 @@ async def test_viewer_cannot_spend_but_editor_can(
     tenant = await tenant_factory(credits=5)
     viewer = await member_cookie(db, settings, tenant, role="viewer")
     editor = await member_cookie(db, settings, tenant, role="editor")
-    origin = {"Origin": str(client.make_url("")).rstrip("/")}
+    origin = {"Origin": factories.page_origin(client)}
 
     refused = await client.post(
         "/v1/web/scrape", json={"url": site.url("/v")}, cookies=viewer, headers=origin

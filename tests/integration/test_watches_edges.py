@@ -15,6 +15,7 @@ from lookout.chat import events, turns
 from lookout.db import repo
 from lookout.settings import Settings
 from lookout.watches import runner
+from tests.integration import factories
 from tests.integration.factories import Site, TenantFactory, member_cookie, site, tenant_factory
 from tests.integration.test_watches import InProcess, answers, in_process, make_watch
 
@@ -137,7 +138,7 @@ async def test_viewers_see_watches_but_cannot_create_run_or_stop_them(
     client.session.cookie_jar.update_cookies(
         await member_cookie(db, settings, tenant, role="viewer")
     )
-    origin = {"Origin": str(client.make_url("")).rstrip("/")}
+    origin = {"Origin": factories.page_origin(client)}
     body = {"chat_id": str(watch.chat_id), "message": "what is new", "cadence": "0 9 * * *"}
 
     listed = await client.get("/api/automations/watches", headers=origin)

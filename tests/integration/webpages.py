@@ -48,6 +48,7 @@ def make_settings(*, allow_private: bool = True, **overrides: Any) -> Settings:
         "DATABASE_URL": "postgresql://unused/unused",
         "REDIS_URL": "redis://unused:6379/0",
         "LOOKOUT_SECRET_KEY": "test-secret-key-" + "x" * 16,
+        "LOOKOUT_PUBLIC_URL": "http://lookout.test",
     }
     overrides.setdefault("fetch_timeout_s", 5.0)
     return Settings.from_env(environ, allow_private_networks=allow_private, **overrides)

@@ -20,6 +20,7 @@ def env_for(settings: Settings) -> dict[str, str]:
         "DATABASE_URL": settings.database_url,
         "REDIS_URL": settings.redis_url,
         "LOOKOUT_SECRET_KEY": settings.secret_key,
+        "LOOKOUT_PUBLIC_URL": settings.public_url,
         "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1" if settings.allow_private_networks else "0",
         "TZ": "UTC",
     }

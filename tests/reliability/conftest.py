@@ -72,6 +72,8 @@ def _settings(database_url: str, redis_url: str) -> Settings:
             "REDIS_URL": redis_url,
             "LOOKOUT_SECRET_KEY": "fault-secret-key-" + "x" * 16,
             "LOOKOUT_ALLOW_PRIVATE_NETWORKS": "1",
+            "LOOKOUT_PUBLIC_URL": "http://lookout.test",
+            "LOOKOUT_SIGNUP": "open",
         }
     )
 

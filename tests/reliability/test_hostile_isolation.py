@@ -37,7 +37,7 @@ from lookout.access import accounts, auth
 from lookout.db import repo
 from lookout.routes import page
 from lookout.settings import Settings
-from tests.integration import providers, sse
+from tests.integration import factories, providers, sse
 from tests.integration.factories import (
     Site,
     Tenant,
@@ -69,10 +69,16 @@ PUBLIC: dict[str, int] = {
 }  # fmt: skip
 MCP_DOOR = {"own": 200, "other workspace": 200, "other key": 200, "no auth": 401,
             "revoked key": 401, "viewer": 401, "expired session": 401}  # fmt: skip
+# Signing out everywhere ends the caller's own sessions: any live session may, nothing else.
+SESSION_DOOR = {"own": 200, "other workspace": 200, "other key": 401, "no auth": 401,
+                "revoked key": 401, "viewer": 200, "expired session": 401}  # fmt: skip
+OWNERS_ONLY_READS = {("GET", "/api/workspaces/{ws}/invites"),
+                     ("HEAD", "/api/workspaces/{ws}/invites")}  # fmt: skip
 OWN_STATUS: dict[tuple[str, str], int] = {
     ("POST", "/api/workspaces/{ws}/keys"): 201,
     ("POST", "/api/workspaces/{ws}/mcp-connectors"): 201,
     ("POST", "/api/workspaces/{ws}/notification-targets"): 201,
+    ("POST", "/api/workspaces/{ws}/invites"): 201,
     ("POST", "/api/chats"): 201,
     ("POST", "/api/automations/watches"): 201,
     ("POST", "/api/automations/{automation_id}/run"): 202,
@@ -81,12 +87,15 @@ OWN_STATUS: dict[tuple[str, str], int] = {
     ("HEAD", "/api/chats/{chat_id}/stream"): 204,
 }
 STREAMS = {"/api/chats/{chat_id}/events", "/api/chats/{chat_id}/messages"}
-# Run last, in this order (own last of all): they delete what the other routes use.
+# Run last, in this order (own last of all): they delete what the other routes use. Signing in
+# or up ends the session the caller's cookie named (a new session id at every sign-in).
 DESTRUCTIVE = [("DELETE", "/api/automations/{automation_id}"), ("DELETE", "/v1/jobs/{job_id}"),
                ("DELETE", "/api/workspaces/{ws}/mcp-connectors/{connector_id}"),
                ("DELETE", "/api/workspaces/{ws}/notification-targets/{target_id}"),
                ("DELETE", "/api/workspaces/{ws}/keys/{key_id}"), ("DELETE", "/api/chats/{chat_id}"),
-               ("POST", "/api/auth/logout")]  # fmt: skip
+               ("DELETE", "/api/workspaces/{ws}/invites/{invite_id}"),
+               ("POST", "/api/auth/logout-everywhere"), ("POST", "/api/auth/signup"),
+               ("POST", "/api/auth/login"), ("POST", "/api/auth/logout")]  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -111,6 +120,8 @@ def _bodies(w: dict[str, Any]) -> dict[tuple[str, str], Callable[[], Any]]:
                                                "password": PASSWORD},
         ("POST", "/api/auth/login"): lambda: {"email": w["login_email"], "password": PASSWORD},
         ("POST", "/api/auth/logout"): lambda: {},
+        ("POST", "/api/auth/logout-everywhere"): lambda: {},
+        ("POST", "/api/workspaces/{ws}/invites"): lambda: {"email": fresh("inv") + "@example.com"},
         ("POST", "/api/workspaces/{ws}/keys"): lambda: {"name": fresh("key")},
         ("POST", "/v1/web/scrape"): lambda: {"url": w["page"]},
         ("POST", "/v1/web/discover"): lambda: {"url": w["page"], "limit": 5},
@@ -159,6 +170,8 @@ def expected(world: World, method: str, template: str, column: str, sent: str) -
         return PUBLIC[template]
     if template == "/mcp":
         return MCP_DOOR[column]
+    if template == "/api/auth/logout-everywhere":
+        return SESSION_DOOR[column]
     own = OWN_STATUS.get((method, template), 200)
     if column == "own":
         return own
@@ -167,7 +180,7 @@ def expected(world: World, method: str, template: str, column: str, sent: str) -
     if column == "other key":
         return 404 if any(ident in sent for ident in world.own_ids) else own
     if column == "viewer":
-        return own if method in READS else 403
+        return own if method in READS and (method, template) not in OWNERS_ONLY_READS else 403
     return 401
 
 
@@ -302,7 +315,7 @@ async def _world(
     a, b = await tenant_factory(credits=10_000), await tenant_factory(credits=10_000)
     a_session = await auth.new_session(db, configured, a.user.id)
     b_session = await auth.new_session(db, configured, b.user.id)
-    origin = {"Origin": base}
+    origin = {"Origin": factories.page_origin(client)}
     as_a = {"headers": origin, "cookies": {auth.COOKIE: a_session}}
     w: dict[str, Any] = {
         "page": site.url("/page"),
@@ -323,7 +336,8 @@ async def _world(
                                        password=PASSWORD)  # fmt: skip
     w["login_email"] = login.email
     keys = {"A's key": a.key, "B's key": b.key, "revoked key": revoked.text,
-            "spare key": objects["spare_key"], "signing secret": objects["signing"]}  # fmt: skip
+            "spare key": objects["spare_key"], "signing secret": objects["signing"],
+            "invite token": objects["invite"]}  # fmt: skip
     for label, value in keys.items():
         watch.key(label, value)
     sessions = {"A's session": a_session, "B's session": b_session, "expired": expired,
@@ -381,6 +395,7 @@ async def _objects(
         f"{ws}/mcp-connectors", {"name": "self", "url": w["mcp_url"], "headers": headers}
     )
     target = await post(f"{ws}/notification-targets", {"name": "hook", "url": w["hook"]})
+    invite = await post(f"{ws}/invites", {"email": "invitee@example.com"})
     params = {
         "chat_id": chat,
         "automation_id": watch["id"],
@@ -388,5 +403,7 @@ async def _objects(
         "key_id": spare["id"],
         "connector_id": connector["connector"]["id"],
         "target_id": target["target"]["id"],
+        "invite_id": invite["invite"]["id"],
     }
-    return {"params": params, "spare_key": spare["key"], "signing": target["signing_secret"]}
+    return {"params": params, "spare_key": spare["key"], "signing": target["signing_secret"],
+            "invite": invite["token"]}  # fmt: skip

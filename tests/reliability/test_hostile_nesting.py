@@ -16,7 +16,7 @@ import asyncpg
 from lookout import app
 from lookout.access import auth
 from lookout.settings import Settings
-from tests.integration import providers
+from tests.integration import factories, providers
 from tests.integration.factories import TenantFactory, tenant_factory
 from tests.integration.providers import ServerFactory
 
@@ -24,14 +24,14 @@ __all__ = ["tenant_factory"]
 
 DEPTH = 100_000
 DEEP = b"[" * DEPTH + b"]" * DEPTH
-NO_BODY = {"/api/auth/logout"}  # reads no body
+NO_BODY = {"/api/auth/logout", "/api/auth/logout-everywhere"}  # read no body
 MCP = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
 def _filled(path: str, workspace_id: uuid.UUID) -> str:
     """The route's path with its own workspace and unknown ids for everything else."""
     for name in ("ws", "job_id", "key_id", "chat_id", "automation_id", "connector_id",
-                 "target_id"):  # fmt: skip
+                 "target_id", "invite_id"):  # fmt: skip
         path = path.replace("{" + name + "}", str(workspace_id if name == "ws" else uuid.uuid4()))
     return path
 
@@ -50,7 +50,7 @@ async def test_a_too_deeply_nested_body_is_400_on_every_route_that_reads_json(
     tenant = await tenant_factory()
     client = await aiohttp_client(app.create_app(settings))
     cookie = {auth.COOKIE: await auth.new_session(db, settings, tenant.user.id)}
-    origin = {"Origin": str(client.make_url("")).rstrip("/"), "Content-Type": "application/json"}
+    origin = {"Origin": factories.page_origin(client), "Content-Type": "application/json"}
     writes = [
         route
         for route in client.server.app.router.routes()

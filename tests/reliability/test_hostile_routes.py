@@ -19,6 +19,7 @@ import pytest
 
 from lookout import app
 from lookout.settings import Settings
+from tests.integration import factories
 from tests.integration.factories import TenantFactory, member_cookie, tenant_factory
 from tests.reliability.hostile_fixtures import write_figures
 
@@ -75,8 +76,8 @@ async def test_hostile_input_on_routes_outside_openapi_never_500s(
     tenant = await tenant_factory(credits=10)
     ws = str(tenant.workspace.id)
     cookie = await member_cookie(db, settings, tenant, role="owner")
-    base = str(client.make_url("")).rstrip("/")
-    session = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookie.items()), "Origin": base}
+    origin = factories.page_origin(client)
+    session = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookie.items()), "Origin": origin}
     created = await client.post("/api/chats", json={}, headers=tenant.headers)
     chat = (await created.json())["data"]["id"]
     watched = await client.post(

@@ -33,7 +33,7 @@ from lookout import app
 from lookout.access import auth
 from lookout.capabilities import guard
 from lookout.settings import Settings
-from tests.integration import webpages
+from tests.integration import factories, webpages
 from tests.integration.factories import Tenant, TenantFactory, tenant_factory
 from tests.integration.test_fetch_ssrf import BLOCKED, NAMES
 from tests.reliability import hostile_fixtures
@@ -254,7 +254,7 @@ async def _lab(
     watch.secret("LOOKOUT_SECRET_KEY", strict.secret_key)
     token = await auth.new_session(db, strict, tenant.user.id)
     watch.secret("the session token", token)
-    origin = {"Origin": str(client.make_url("")).rstrip("/")}
+    origin = {"Origin": factories.page_origin(client)}
     return Lab(client, tenant, {auth.COOKIE: token}, origin, secret, secret_server, public_port,
                sandbox, watch)  # fmt: skip
 

@@ -20,7 +20,12 @@ def restore_policy() -> Iterator[None]:
 
 
 def settings(event_loop: str | None = None) -> Settings:
-    env = {"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x", "LOOKOUT_SECRET_KEY": "k"}
+    env = {
+        "DATABASE_URL": "postgresql://x/y",
+        "REDIS_URL": "redis://x",
+        "LOOKOUT_SECRET_KEY": "k",
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
     chosen = {"LOOKOUT_EVENT_LOOP": event_loop} if event_loop else {}
     return Settings.from_env({**env, **chosen})
 

@@ -23,7 +23,12 @@ class Clock:
 
 
 def _settings(**overrides: Any) -> Settings:
-    environ = {"DATABASE_URL": "x", "REDIS_URL": "x", "LOOKOUT_SECRET_KEY": "x" * 32}
+    environ = {
+        "DATABASE_URL": "x",
+        "REDIS_URL": "x",
+        "LOOKOUT_SECRET_KEY": "x" * 32,
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
     return Settings.from_env(environ, **overrides)
 
 

@@ -13,7 +13,12 @@ from lookout.mcp import pinned
 from lookout.settings import Settings
 
 SETTINGS = Settings.from_env(
-    {"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x", "LOOKOUT_SECRET_KEY": "k" * 32}
+    {
+        "DATABASE_URL": "postgresql://x/y",
+        "REDIS_URL": "redis://x",
+        "LOOKOUT_SECRET_KEY": "k" * 32,
+        "LOOKOUT_PUBLIC_URL": "https://lookout.example",
+    }
 )
 
 
@@ -42,9 +47,13 @@ async def test_the_client_refuses_loopback_at_connection_time(url: str) -> None:
 async def test_a_name_rebound_to_a_private_address_is_refused_when_connecting() -> None:
     backend = pinned.GuardedBackend(guard.Policy(), resolver=Rebound())
 
-    refusal = r"public\.example resolves to 127\.0\.0\.1"
-    with pytest.raises(errors.BlockedDestination, match=refusal):
+    refusal = r"public\.example resolves to a loopback address \(rule: public hosts only"
+    with pytest.raises(errors.BlockedDestination, match=refusal) as refused:
         await backend.connect_tcp("public.example", 443)
+
+    # the rule is named; the internal address the name resolved to is not echoed
+    assert "127.0.0.1" not in str(refused.value.message) + str(refused.value.details)
+    assert refused.value.details["rule"] == guard.RULE_PRIVATE
 
 
 async def test_local_sockets_are_refused() -> None:

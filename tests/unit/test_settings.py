@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from lookout import dev
 from lookout.errors import ConfigError
 from lookout.settings import Settings
 
@@ -9,6 +10,7 @@ REQUIRED = {
     "DATABASE_URL": "postgresql://lookout:pg-password@db/lookout",
     "REDIS_URL": "redis://:redis-password@cache:6379/0",
     "LOOKOUT_SECRET_KEY": "very-secret-key",
+    "LOOKOUT_PUBLIC_URL": "https://lookout.example.com",
 }
 
 
@@ -62,3 +64,69 @@ def test_settings_are_frozen() -> None:
     settings = Settings.from_env(REQUIRED)
     with pytest.raises(AttributeError):
         settings.port = 1  # type: ignore[misc]
+
+
+def test_the_public_url_is_required_and_named_when_missing() -> None:
+    without = {name: value for name, value in REQUIRED.items() if name != "LOOKOUT_PUBLIC_URL"}
+
+    with pytest.raises(ConfigError, match="LOOKOUT_PUBLIC_URL") as caught:
+        Settings.from_env(without)
+
+    assert "DATABASE_URL" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["", "lookout.example.com", "ftp://lookout.example.com", "https://", "https://x.io/?a=1"]
+)
+def test_a_public_url_that_is_not_an_http_url_is_refused_by_name(url: str) -> None:
+    with pytest.raises(ConfigError, match="LOOKOUT_PUBLIC_URL"):
+        Settings.from_env({**REQUIRED, "LOOKOUT_PUBLIC_URL": url})
+
+
+def test_the_public_origin_is_scheme_and_host_of_the_public_url() -> None:
+    settings = Settings.from_env(
+        {**REQUIRED, "LOOKOUT_PUBLIC_URL": "https://Lookout.Example:8443/app/"}
+    )
+
+    assert settings.public_origin == "https://lookout.example:8443"
+
+
+def test_cookies_are_secure_by_default_behind_an_https_public_url() -> None:
+    https = Settings.from_env(REQUIRED)
+    http = Settings.from_env({**REQUIRED, "LOOKOUT_PUBLIC_URL": "http://127.0.0.1:8000"})
+    told = Settings.from_env({**REQUIRED, "LOOKOUT_COOKIE_SECURE": "0"})
+
+    assert https.cookie_secure is True
+    assert http.cookie_secure is False
+    assert told.cookie_secure is False  # an explicit setting wins
+
+
+def test_sign_up_is_by_invitation_unless_set_and_the_policy_is_checked() -> None:
+    assert Settings.from_env(REQUIRED).signup == "invite"
+    assert Settings.from_env({**REQUIRED, "LOOKOUT_SIGNUP": "closed"}).signup == "closed"
+    with pytest.raises(ConfigError, match="LOOKOUT_SIGNUP"):
+        Settings.from_env({**REQUIRED, "LOOKOUT_SIGNUP": "everyone"})
+
+
+def test_starting_credits_may_be_zero_but_not_negative() -> None:
+    assert Settings.from_env({**REQUIRED, "LOOKOUT_DEFAULT_CREDITS": "0"}).default_credits == 0
+    with pytest.raises(ConfigError, match="LOOKOUT_DEFAULT_CREDITS"):
+        Settings.from_env({**REQUIRED, "LOOKOUT_DEFAULT_CREDITS": "-5"})
+
+
+@pytest.mark.parametrize(
+    "name", ["LOOKOUT_SESSION_IDLE_HOURS", "LOOKOUT_SIGNUPS_PER_HOUR", "LOOKOUT_INVITE_DAYS"]
+)
+def test_session_and_sign_up_limits_must_be_positive(name: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        Settings.from_env({**REQUIRED, name: "0"})
+
+
+def test_lookout_dev_serves_at_its_loopback_url_with_open_sign_up() -> None:
+    defaults = dev.dev_defaults("8123", {})
+    settings = Settings.from_env({**REQUIRED, **defaults})
+
+    assert settings.public_url == "http://127.0.0.1:8123"
+    assert settings.signup == "open" and settings.cookie_secure is False
+    chosen = {"LOOKOUT_PUBLIC_URL": "https://mine.example", "LOOKOUT_SIGNUP": "closed"}
+    assert dev.dev_defaults("8123", chosen) == chosen

@@ -90,18 +90,32 @@ async def new_session(db: asyncpg.Pool, settings: Settings, user_id: uuid.UUID) 
     return token
 
 
-async def session_user(request: web.Request) -> repo.User | None:
+def session_token(request: web.Request) -> str | None:
+    """The session cookie's value, when it can be one."""
     token = request.cookies.get(COOKIE)
-    if not token or len(token) > 100:
+    return token if token and len(token) <= 100 else None
+
+
+async def session_user(request: web.Request) -> repo.User | None:
+    """The user of a live session: not expired, not idle past LOOKOUT_SESSION_IDLE_HOURS."""
+    token = session_token(request)
+    if token is None:
         return None
-    return await repo.get_session_user(request.app[appkeys.DB], token_hash=session_digest(token))
+    idle_s = request.app[appkeys.SETTINGS].session_idle_hours * 3600
+    return await repo.get_session_user(
+        request.app[appkeys.DB], token_hash=session_digest(token), idle_s=idle_s
+    )
 
 
-def allowed_origins(request: web.Request) -> set[str]:
-    settings = request.app[appkeys.SETTINGS]
-    own = f"{request.scheme}://{request.host}"
-    configured = {settings.public_url.rstrip("/")} if settings.public_url else set()
-    return {own, *configured, *settings.allowed_origins}
+def allowed_origins(settings: Settings) -> set[str]:
+    """The origins of our own pages: LOOKOUT_PUBLIC_URL's and LOOKOUT_ALLOWED_ORIGINS. Never the
+    request's own Host header, which whoever sends the request chooses."""
+    extra = {origin.rstrip("/").lower() for origin in settings.allowed_origins}
+    return {settings.public_origin, *extra}
+
+
+def origin_allowed(request: web.Request, origin: str) -> bool:
+    return origin.rstrip("/").lower() in allowed_origins(request.app[appkeys.SETTINGS])
 
 
 def check_origin(request: web.Request) -> None:
@@ -112,7 +126,7 @@ def check_origin(request: web.Request) -> None:
     if origin is None:
         referer = urllib.parse.urlsplit(request.headers.get("Referer", ""))
         origin = f"{referer.scheme}://{referer.netloc}" if referer.netloc else None
-    if origin not in allowed_origins(request):
+    if origin is None or not origin_allowed(request, origin):
         raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
 
 

@@ -28,9 +28,10 @@ def main(argv: list[str]) -> int:
 
 
 def _min_interval() -> int:
-    # Only LOOKOUT_MIN_WATCH_MINUTES matters here: routing a message needs no database, Redis
-    # or secret, so those are stubbed rather than demanded.
-    return Settings.from_env(database_url="", redis_url="", secret_key="").min_watch_minutes
+    # Only LOOKOUT_MIN_WATCH_MINUTES matters here: routing a message needs no database, Redis,
+    # secret or public URL, so those are stubbed rather than demanded.
+    stubbed = Settings.from_env(database_url="", redis_url="", secret_key="", public_url="http://-")
+    return stubbed.min_watch_minutes
 
 
 def _print(text: str, minimum: int, out: TextIO) -> None:

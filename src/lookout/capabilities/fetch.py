@@ -223,7 +223,7 @@ async def _follow(
                     return await _read(response, url, limits)
         except errors.BlockedDestination as exc:
             # Raised by the resolver, which knows the host but not the URL.
-            raise guard.blocked(target, exc.details["reason"]) from None
+            raise guard.blocked(target, exc.details["reason"], rule=exc.details["rule"]) from None
         target = policy.check_url(target.join(URL(location)))
         if response.status not in (307, 308):  # only these two keep the method and body
             limits = dataclasses.replace(limits, method="GET", body=None)

@@ -59,12 +59,14 @@ class Policy:
     def check_url(self, url: URL) -> URL:
         """`url` with its host in canonical form, or BlockedDestination saying why not."""
         if url.scheme not in SCHEMES or not url.raw_host:
-            raise blocked(url, "it is not an http(s) URL with a host")
+            raise blocked(url, "it is not an http(s) URL with a host", rule=RULE_SCHEME)
         if self.only_origins and origin(url) not in self.only_origins:
-            raise blocked(url, f"{origin(url)} is not a configured provider host and port")
+            why = f"{origin(url)} is not a configured provider host and port"
+            raise blocked(url, why, rule=RULE_PROVIDER)
         if url.port is not None and not addresses.port_allowed(url.port, self.allowed_ports):
             allowed = ", ".join(self.allowed_ports)
-            raise blocked(url, f"port {url.port} is not allowed (allowed: {allowed})")
+            why = f"port {url.port} is not allowed (allowed: {allowed})"
+            raise blocked(url, why, rule=RULE_PORTS)
         ip = addresses.parse_ip(url.raw_host)
         if ip is None:
             self.check_name(url.raw_host, url)
@@ -76,7 +78,7 @@ class Policy:
     def check_name(self, host: str, url: URL | None = None) -> None:
         reason = addresses.blocked_name_reason(host, allow_private=self.allow_private)
         if reason is not None:
-            raise blocked(url or host, f"{host} is {reason}")
+            raise blocked(url or host, f"{host} is {reason}", rule=_rule_of(reason))
 
     def check_ip(self, host: str, ip: addresses.IPAddress, url: URL | None = None) -> None:
         if ip in self.treat_as_public:
@@ -84,8 +86,14 @@ class Policy:
         reason = addresses.blocked_reason(ip, allow_private=self.allow_private)
         if reason is None:
             return
-        shown = host if addresses.parse_ip(host) == ip else f"{host} resolves to {ip}, which"
-        raise blocked(url or host, f"{shown} is {reason}")
+        # The class of the address is the answer; the address a name resolved to is not: it
+        # would map the operator's internal network for whoever asks.
+        said = (
+            f"{host} is {reason}"
+            if addresses.parse_ip(host) == ip
+            else f"{host} resolves to {reason}"
+        )
+        raise blocked(url or host, said, rule=_rule_of(reason))
 
 
 def origin(url: URL) -> str:
@@ -93,12 +101,28 @@ def origin(url: URL) -> str:
     return f"{(url.raw_host or '').lower().rstrip('.')}:{url.port}"
 
 
-def blocked(target: URL | str, why: str) -> errors.BlockedDestination:
-    """The error for a refused destination; `target` is the URL (or host) that was refused."""
+# The rules a destination can be refused by, named in every refusal (details.rule).
+RULE_SCHEME = "http(s) URLs only"
+RULE_PROVIDER = "a provider session reaches its configured host only"
+RULE_PORTS = "LOOKOUT_ALLOWED_PORTS"
+RULE_METADATA = "cloud metadata hosts are always refused"
+RULE_PRIVATE = "public hosts only (LOOKOUT_ALLOW_PRIVATE_NETWORKS is off)"
+RULE_SOCKET = "no local sockets"
+
+
+def _rule_of(reason: str) -> str:
+    return RULE_METADATA if "metadata" in reason else RULE_PRIVATE
+
+
+def blocked(target: URL | str, why: str, *, rule: str) -> errors.BlockedDestination:
+    """The error for a refused destination; `target` is the URL (or host) that was refused and
+    `rule` the rule that refused it."""
     return errors.BlockedDestination(
-        f"Refused to fetch {target}: {why}. Lookout only fetches public http(s) hosts.",
+        f"Refused to fetch {target}: {why} (rule: {rule}). Lookout only fetches public http(s) "
+        "hosts.",
         destination=str(target),
         reason=why,
+        rule=rule,
     )
 
 

@@ -124,9 +124,17 @@ RETURNING id;
 INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3);
 
 -- name: get_session_user
-SELECT u.id, u.email, u.password_hash, u.created_at
-FROM sessions s JOIN users u ON u.id = s.user_id
-WHERE s.token_hash = $1 AND s.expires_at > now();
+-- The user of a session neither expired nor idle for $2 seconds; marks it seen, at most once a
+-- minute (a write per request would be one per API call of the page).
+WITH found AS (
+    SELECT token_hash, user_id, last_seen_at FROM sessions
+    WHERE token_hash = $1 AND expires_at > now()
+      AND last_seen_at > now() - make_interval(secs => $2)
+), touched AS (
+    UPDATE sessions s SET last_seen_at = now() FROM found f
+    WHERE s.token_hash = f.token_hash AND f.last_seen_at < now() - interval '60 seconds'
+)
+SELECT u.id, u.email, u.password_hash, u.created_at FROM found f JOIN users u ON u.id = f.user_id;
 
 -- name: delete_session
 DELETE FROM sessions WHERE token_hash = $1;
@@ -330,19 +338,20 @@ SELECT id, workspace_id, created_by, name, prefix, scopes, rate_limit_per_minute
 FROM api_keys WHERE id = $1 AND workspace_id = $2;
 
 -- name: insert_mcp_connector
--- A workspace's MCP server; the id comes from the caller because the sealed headers are bound to it.
-INSERT INTO mcp_connectors (id, workspace_id, name, url, headers_encrypted)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, workspace_id, name, url, headers_encrypted, enabled, created_at;
+-- A workspace's MCP server; the id comes from the caller because the sealed URL and headers are
+-- bound to it. `url` is only what is shown (scheme + host); the whole URL is sealed.
+INSERT INTO mcp_connectors (id, workspace_id, name, url, url_sealed, headers_encrypted)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, workspace_id, name, url, url_sealed, headers_encrypted, enabled, created_at;
 
 -- name: list_mcp_connectors
 -- A workspace's MCP connectors, oldest first.
-SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+SELECT id, workspace_id, name, url, url_sealed, headers_encrypted, enabled, created_at
 FROM mcp_connectors WHERE workspace_id = $1 ORDER BY created_at, id;
 
 -- name: get_mcp_connector
 -- One connector of a workspace.
-SELECT id, workspace_id, name, url, headers_encrypted, enabled, created_at
+SELECT id, workspace_id, name, url, url_sealed, headers_encrypted, enabled, created_at
 FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
 
 -- name: delete_mcp_connector
@@ -881,3 +890,33 @@ SELECT k.revoked_at, k.scopes, m.role AS creator_role
 FROM api_keys k
 LEFT JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
 WHERE k.id = $1 AND k.workspace_id = $2;
+
+-- name: delete_user_sessions
+-- "Sign out everywhere": every session of the user; the count back.
+WITH gone AS (DELETE FROM sessions WHERE user_id = $1 RETURNING 1) SELECT count(*) FROM gone;
+
+-- name: insert_invite
+INSERT INTO invites (workspace_id, email, role, token_hash, created_by, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, workspace_id, email, role, created_by, created_at, expires_at, accepted_at;
+
+-- name: list_open_invites
+-- A workspace's invites not yet taken and not expired, newest first.
+SELECT id, workspace_id, email, role, created_by, created_at, expires_at, accepted_at
+FROM invites
+WHERE workspace_id = $1 AND accepted_at IS NULL AND expires_at > now()
+ORDER BY created_at DESC
+LIMIT 200;
+
+-- name: delete_invite
+DELETE FROM invites WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: count_open_invites
+SELECT count(*) FROM invites WHERE workspace_id = $1 AND accepted_at IS NULL AND expires_at > now();
+
+-- name: accept_invite
+-- Take an invite for the user just created: only once, before it expires, for its own email.
+UPDATE invites SET accepted_at = now(), accepted_by = $3
+WHERE token_hash = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND expires_at > now()
+RETURNING workspace_id, role;
+

@@ -241,8 +241,8 @@ async def insert_session(
     await execute(db, "insert_session", token_hash, user_id, expires_at)
 
 
-async def get_session_user(db: Executor, *, token_hash: bytes) -> User | None:
-    return User.from_row(await fetchrow(db, "get_session_user", token_hash))
+async def get_session_user(db: Executor, *, token_hash: bytes, idle_s: float) -> User | None:
+    return User.from_row(await fetchrow(db, "get_session_user", token_hash, idle_s))
 
 
 async def delete_session(db: Executor, *, token_hash: bytes) -> None:
@@ -509,7 +509,8 @@ class McpConnector(Row):
     id: uuid.UUID
     workspace_id: uuid.UUID
     name: str
-    url: str
+    url: str  # what is shown: scheme + host (the whole URL of a connector made before 0006)
+    url_sealed: bytes | None = dataclasses.field(repr=False)
     headers_encrypted: bytes | None = dataclasses.field(repr=False)
     enabled: bool
     created_at: dt.datetime
@@ -522,10 +523,18 @@ async def insert_mcp_connector(
     workspace_id: uuid.UUID,
     name: str,
     url: str,
+    url_sealed: bytes,
     headers_encrypted: bytes | None,
 ) -> McpConnector:
     row = await fetchrow(
-        db, "insert_mcp_connector", connector_id, workspace_id, name, url, headers_encrypted
+        db,
+        "insert_mcp_connector",
+        connector_id,
+        workspace_id,
+        name,
+        url,
+        url_sealed,
+        headers_encrypted,
     )
     connector = McpConnector.from_row(row)
     assert connector is not None
@@ -1176,3 +1185,66 @@ async def set_job_chat(db: Executor, *, job_id: uuid.UUID, chat_id: uuid.UUID) -
 
 async def claim_job_post(db: Executor, *, job_id: uuid.UUID) -> Job | None:
     return Job.from_row(await fetchrow(db, "claim_job_post", job_id))
+
+
+# Sessions ended together, and invites (LOOKOUT_SIGNUP=invite).
+
+
+async def delete_user_sessions(db: Executor, *, user_id: uuid.UUID) -> int:
+    return int(await fetchval(db, "delete_user_sessions", user_id))
+
+
+@dataclasses.dataclass(frozen=True)
+class Invite(Row):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    email: str
+    role: str
+    created_by: uuid.UUID | None
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    accepted_at: dt.datetime | None
+
+
+async def insert_invite(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    email: str,
+    role: str,
+    token_hash: bytes,
+    created_by: uuid.UUID | None,
+    expires_at: dt.datetime,
+) -> Invite:
+    row = await fetchrow(
+        db, "insert_invite", workspace_id, email, role, token_hash, created_by, expires_at
+    )
+    invite = Invite.from_row(row)
+    assert invite is not None
+    return invite
+
+
+async def list_open_invites(db: Executor, *, workspace_id: uuid.UUID) -> list[Invite]:
+    rows = await fetch(db, "list_open_invites", workspace_id)
+    return [invite for row in rows if (invite := Invite.from_row(row))]
+
+
+async def count_open_invites(db: Executor, *, workspace_id: uuid.UUID) -> int:
+    return int(await fetchval(db, "count_open_invites", workspace_id))
+
+
+async def delete_invite(db: Executor, *, invite_id: uuid.UUID, workspace_id: uuid.UUID) -> bool:
+    return await fetchval(db, "delete_invite", invite_id, workspace_id) is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class AcceptedInvite(Row):
+    workspace_id: uuid.UUID
+    role: str
+
+
+async def accept_invite(
+    db: Executor, *, token_hash: bytes, email: str, user_id: uuid.UUID
+) -> AcceptedInvite | None:
+    row = await fetchrow(db, "accept_invite", token_hash, email, user_id)
+    return AcceptedInvite.from_row(row)

@@ -1,5 +1,6 @@
-"""A workspace's own MCP servers ("connectors"): stored with their headers sealed, listed with the
-header values masked, deleted, and tested by listing the server's tools."""
+"""A workspace's own MCP servers ("connectors"): stored with their URL and headers sealed (a
+`?token=` in a URL is as secret as an Authorization header), listed with the URL as scheme + host
+and the header values masked, deleted, and tested by listing the server's tools."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from lookout.mcp import remote, tool_cache
 
 MAX_CONNECTORS = 20
 _PURPOSE = "mcp-connector-headers"
+_URL_PURPOSE = "mcp-connector-url"
 _MASK = "***"
 
 
@@ -38,7 +40,13 @@ async def create(
             connector_id=connector_id,
             workspace_id=principal.workspace_id,
             name=name,
-            url=url,
+            url=remote.shown_url(url),
+            url_sealed=secrets.seal(
+                services.settings.secret_key,
+                _URL_PURPOSE,
+                url.encode("utf-8"),
+                context=connector_id.bytes,
+            ),
             headers_encrypted=_seal(services.settings.secret_key, connector_id, headers),
         )
     except errors.Conflict:
@@ -88,7 +96,7 @@ async def tools_of(
         return cached
     try:
         tools = await remote.list_tools(
-            connector.url, headers_of(services, connector), services.settings
+            url_of(services, connector), headers_of(services, connector), services.settings
         )
     except errors.LookoutError as exc:
         await tool_cache.put(services.redis, connector.id, tool_cache.Listing([], exc.message))
@@ -104,18 +112,33 @@ def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
     """What a member may see: everything but the header values."""
     try:
         names, readable = sorted(headers_of(services, connector)), True
+        url_of(services, connector)
     except errors.Conflict:
         # One unreadable connector (secret key changed) must not hide the others.
         names, readable = [], False
     return {
         "id": connector.id,
         "name": connector.name,
-        "url": connector.url,
+        "url": remote.shown_url(connector.url),
         "enabled": connector.enabled,
         "created_at": connector.created_at,
         "headers": {name: _MASK for name in names},
         "headers_readable": readable,
     }
+
+
+def url_of(services: Services, connector: repo.McpConnector) -> str:
+    """The connector's whole URL, unsealed (for the outbound request only). A connector made
+    before URLs were sealed keeps its URL in the clear until it is re-created."""
+    if connector.url_sealed is None:
+        return connector.url
+    plain = secrets.unseal(
+        services.settings.secret_key,
+        _URL_PURPOSE,
+        connector.url_sealed,
+        context=connector.id.bytes,
+    )
+    return plain.decode("utf-8")
 
 
 def headers_of(services: Services, connector: repo.McpConnector) -> dict[str, str]:

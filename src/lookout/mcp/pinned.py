@@ -61,7 +61,7 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = None,  # noqa: ASYNC109 - httpcore2's interface
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        raise guard.blocked(path, "it is a local socket")
+        raise guard.blocked(path, "it is a local socket", rule=guard.RULE_SOCKET)
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import logging
 import socket
+import urllib.parse
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -44,18 +45,43 @@ class ToolResult:
     is_error: bool
 
 
-async def check_destination(url: str, settings: Settings) -> None:
-    """BlockedDestination unless `url` is http(s) and every address of its host is allowed."""
-    policy = guard.Policy.from_settings(settings)
-    target = policy.check_url(URL(url))
-    host = target.raw_host or ""
-    if addresses.parse_ip(host) is not None:
-        return
+def shown_url(url: str) -> str:
+    """What may be said of a connector's URL: scheme + host (and port), never the path or
+    query, which may hold a token."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
     try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def _redact(text: str, url: str) -> str:
+    """`text` (an error of the HTTP client, say) without the secret parts of `url`."""
+    text = text.replace(url, shown_url(url))
+    tail = url[len(shown_url(url)) :]
+    return text.replace(tail, "/…") if len(tail) > 1 else text
+
+
+async def check_destination(url: str, settings: Settings) -> None:
+    """BlockedDestination unless `url` is http(s) and every address of its host is allowed.
+    The refusal names the URL as scheme + host only."""
+    policy = guard.Policy.from_settings(settings)
+    try:
+        target = policy.check_url(URL(url))
+        host = target.raw_host or ""
+        if addresses.parse_ip(host) is not None:
+            return
         await guard.GuardedResolver(policy).resolve(host, target.port or 0, socket.AF_UNSPEC)
+    except errors.BlockedDestination as exc:
+        raise guard.blocked(
+            shown_url(url), exc.details["reason"], rule=exc.details["rule"]
+        ) from None
     except OSError as exc:
         raise errors.FetchFailed(
-            f"Could not resolve {host}: {exc}", url=url, reason="dns"
+            f"Could not resolve {host}: {exc}", url=shown_url(url), reason="dns"
         ) from None
 
 
@@ -108,21 +134,23 @@ async def _session(
 def _translate(exc: BaseException, url: str, settings: Settings) -> errors.LookoutError:
     """The one error a caller sees for whatever stopped the exchange with `url`."""
     found = _leaves(exc)
+    shown = shown_url(url)
     for leaf in found:
         if isinstance(leaf, errors.LookoutError):
             return leaf
     for leaf in found:
         if isinstance(leaf, TimeoutError):
             return errors.UpstreamError(
-                f"The MCP server at {url} did not answer within {settings.fetch_timeout_s:g} s."
+                f"The MCP server at {shown} did not answer within {settings.fetch_timeout_s:g} s."
             )
         if isinstance(leaf, MCPError):
+            said = _redact(leaf.message, url)
             return errors.UpstreamError(
-                f"The MCP server at {url} answered an error: {leaf.message}", code=leaf.code
+                f"The MCP server at {shown} answered an error: {said}", code=leaf.code
             )
-    logger.info("MCP connector %s failed: %r", url, exc)
-    why = str(found[0]) if found else type(exc).__name__
-    return errors.UpstreamError(f"Could not talk to the MCP server at {url}: {why}")
+    logger.info("MCP connector %s failed: %s", shown, _redact(repr(exc), url))
+    why = _redact(str(found[0]), url) if found else type(exc).__name__
+    return errors.UpstreamError(f"Could not talk to the MCP server at {shown}: {why}")
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

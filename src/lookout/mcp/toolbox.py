@@ -58,7 +58,8 @@ async def call(
     if not connector.enabled:
         raise errors.Conflict(f"The MCP connector {connector.name!r} is disabled.")
     headers = connectors.headers_of(services, connector)
-    return await remote.call_tool(connector.url, headers, services.settings, tool.name, arguments)
+    url = connectors.url_of(services, connector)
+    return await remote.call_tool(url, headers, services.settings, tool.name, arguments)
 
 
 def _tool(connector: repo.McpConnector, raw: dict[str, Any]) -> ConnectorTool:

@@ -75,7 +75,7 @@ async def _post(request: web.Request) -> web.StreamResponse:
 def _check_origin(request: web.Request) -> None:
     """Browsers send Origin; a page on another site must not drive a user's MCP session."""
     origin = request.headers.get("Origin")
-    if origin is not None and origin.rstrip("/") not in auth.allowed_origins(request):
+    if origin is not None and not auth.origin_allowed(request, origin):
         raise Refused(403, f"Origin {origin} is not allowed to use this MCP endpoint.")
 
 
@@ -126,8 +126,9 @@ async def _body(request: web.Request) -> bytes:
 
 
 def base_url(request: web.Request) -> str:
-    public = request.app[appkeys.SETTINGS].public_url.rstrip("/")
-    return public or f"{request.scheme}://{request.host}"
+    """LOOKOUT_PUBLIC_URL: never the request's Host, which would let a forged Host header
+    point a client's token at another server."""
+    return request.app[appkeys.SETTINGS].public_url.rstrip("/")
 
 
 def metadata_url(request: web.Request) -> str:

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import re
+import time
 import urllib.parse
 import uuid
 from typing import Any
@@ -18,6 +19,8 @@ EXCERPT_LINES = 20  # per side, in a webhook payload
 LINE_CHARS = 200
 SIGNATURE_HEADER = "X-Lookout-Signature"
 DELIVERY_HEADER = "X-Lookout-Delivery"
+# How old a signature a receiver should still take (Stripe's default tolerance too).
+SIGNATURE_TOLERANCE_S = 300
 EVENT_HEADER = "X-Lookout-Event"
 # A snapshot keeps the page's markdown lines; a notification shows their text.
 _MARKER = re.compile(r"^(?:[-*+>]|\d+[.)]|#{1,6})\s+")
@@ -122,14 +125,43 @@ def encode(data: dict[str, Any]) -> bytes:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def sign(secret: str, raw: bytes) -> str:
-    """The X-Lookout-Signature value: `sha256=` + hex HMAC-SHA256 of the body."""
-    return "sha256=" + hmac.new(secret.encode("utf-8"), raw, hashlib.sha256).hexdigest()
+def sign(secret: str, raw: bytes, *, timestamp: int | None = None) -> str:
+    """The X-Lookout-Signature value, `t=<unix seconds>,v1=<hex>`: the HMAC-SHA256 of
+    `"<t>." + body`, so the time is signed too and a receiver can refuse a replayed old
+    delivery (the scheme of Stripe and Standard Webhooks)."""
+    stamp = int(time.time()) if timestamp is None else timestamp
+    return f"t={stamp},v1={_mac(secret, stamp, raw)}"
 
 
-def verify(secret: str, raw: bytes, signature: str) -> bool:
-    """What a receiver does (and tests use): constant-time comparison with our signature."""
-    return hmac.compare_digest(sign(secret, raw), signature)
+def _mac(secret: str, stamp: int, raw: bytes) -> str:
+    signed = str(stamp).encode("ascii") + b"." + raw
+    return hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+
+
+def verify(
+    secret: str,
+    raw: bytes,
+    signature: str,
+    *,
+    tolerance_s: int = SIGNATURE_TOLERANCE_S,
+    now: float | None = None,
+) -> bool:
+    """What a receiver does (and tests use): the signature is ours, over this body and its
+    timestamp, and the timestamp is within `tolerance_s` of `now` (constant-time comparison)."""
+    fields: dict[str, list[str]] = {}
+    for item in signature.split(","):
+        name, _, value = item.strip().partition("=")
+        fields.setdefault(name, []).append(value)
+    stamps = fields.get("t", [])
+    # Bounded before int(): a 12-digit time is past the year 30,000.
+    if len(stamps) != 1 or not (stamps[0].isascii() and stamps[0].isdigit()) or len(stamps[0]) > 12:
+        return False
+    stamp = int(stamps[0])
+    clock = time.time() if now is None else now
+    if abs(clock - stamp) > tolerance_s:
+        return False
+    expected = _mac(secret, stamp, raw)
+    return any(hmac.compare_digest(expected, given) for given in fields.get("v1", []))
 
 
 def as_text(data: dict[str, Any]) -> tuple[str, str]:

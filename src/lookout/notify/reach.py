@@ -42,13 +42,26 @@ async def check_hosts(hosts: tuple[str, ...], settings: Settings) -> None:
         raise refusal(exc) from None
 
 
-def refusal(exc: errors.BlockedDestination) -> errors.BlockedDestination:
-    """The fetcher's refusal, said for a notification."""
+RULE_PRIVATE = "public hosts only (LOOKOUT_NOTIFY_ALLOW_PRIVATE is off)"
+
+
+def rule_of(exc: errors.BlockedDestination) -> str:
+    """The rule that refused a notification host: the fetcher's, said for notifications."""
+    rule = str(exc.details.get("rule") or guard.RULE_PRIVATE)
+    return RULE_PRIVATE if rule == guard.RULE_PRIVATE else rule
+
+
+def refusal(exc: errors.BlockedDestination, host: str | None = None) -> errors.BlockedDestination:
+    """The fetcher's refusal, said for a notification (to `host`, else the refused one)."""
+    host = host or str(exc.details.get("destination"))
+    rule = rule_of(exc)
     return errors.BlockedDestination(
-        f"Lookout does not notify {exc.details.get('destination')}: "
-        f"{exc.details.get('reason')}. Notifications go to public hosts only, unless the "
-        "operator sets LOOKOUT_NOTIFY_ALLOW_PRIVATE=1.",
-        **exc.details,
+        f"Lookout does not notify {host}: {exc.details.get('reason')} (rule: {rule}). "
+        "Notifications go to public hosts only, unless the operator sets "
+        "LOOKOUT_NOTIFY_ALLOW_PRIVATE=1.",
+        destination=host,
+        reason=exc.details.get("reason"),
+        rule=rule,
     )
 
 

@@ -41,12 +41,7 @@ async def post(
             await _send(guarded, url, raw, headers, host)
         except errors.BlockedDestination as exc:
             # The guard names the whole URL; its path and query may be the webhook's secret.
-            raise errors.BlockedDestination(
-                f"Lookout does not notify {host}: {exc.details.get('reason')}. Notifications go "
-                "to public hosts only, unless the operator sets LOOKOUT_NOTIFY_ALLOW_PRIVATE=1.",
-                destination=host,
-                reason=exc.details.get("reason"),
-            ) from None
+            raise reach.refusal(exc, host) from None
         except TimeoutError:
             raise errors.UpstreamError(f"{host} did not answer within {TIMEOUT_S:g} s.") from None
         except aiohttp.ClientError as exc:

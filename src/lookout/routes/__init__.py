@@ -12,6 +12,7 @@ from lookout.routes import (
     connectors,
     docs,
     health,
+    invites,
     jobs,
     keys,
     mcp,
@@ -33,10 +34,14 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post("/api/auth/signup", auth.signup)
     app.router.add_post("/api/auth/login", auth.login)
     app.router.add_post("/api/auth/logout", auth.logout)
+    app.router.add_post("/api/auth/logout-everywhere", auth.logout_everywhere)
     app.router.add_get("/api/me", auth.me)
     app.router.add_get("/api/workspaces/{ws}/keys", keys.list_keys)
     app.router.add_post("/api/workspaces/{ws}/keys", keys.create_key)
     app.router.add_delete("/api/workspaces/{ws}/keys/{key_id}", keys.revoke_key)
+    app.router.add_get("/api/workspaces/{ws}/invites", invites.list_invites)
+    app.router.add_post("/api/workspaces/{ws}/invites", invites.create_invite)
+    app.router.add_delete("/api/workspaces/{ws}/invites/{invite_id}", invites.revoke_invite)
     # The REST door: one POST per verb, generated from the registry.
     app.router.add_get("/v1/verbs", verbs.list_verbs)
     for verb in capabilities.registry.all_verbs():

@@ -1,4 +1,5 @@
-"""Sign-up, sign-in, sign-out and "who am I"; the session lives in an HttpOnly cookie."""
+"""Sign-up, sign-in, sign-out (here, or everywhere) and "who am I"; the session lives in an
+HttpOnly cookie whose value changes at every sign-in."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from aiohttp import web
 from marshmallow import Schema
 
 from lookout import appkeys, errors
-from lookout.access import accounts, auth, passwords, principals, throttle
-from lookout.db import pool, repo
+from lookout.access import auth, passwords, principals, throttle
+from lookout.access import signup as signups
+from lookout.db import repo
 from lookout.routes import common
 from lookout.schema import accounts as schema
-from lookout.settings import Settings
 
 WRONG_CREDENTIALS = "Wrong email or password."
 
@@ -27,16 +28,22 @@ async def read_body(request: web.Request, loader: Schema) -> dict[str, Any]:
 def check_origin_if_sent(request: web.Request) -> None:
     """Unauthenticated writes that set or drop the cookie must not be forgeable cross-site."""
     origin = request.headers.get("Origin")
-    if origin is not None and origin not in auth.allowed_origins(request):
+    if origin is not None and not auth.origin_allowed(request, origin):
         raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
 
 
 async def signup(request: web.Request) -> web.Response:
     check_origin_if_sent(request)
     body = await read_body(request, schema.SignupSchema())
-    user, workspace = await create_account(
-        request.app[appkeys.DB], request.app[appkeys.SETTINGS], **body
-    )
+    settings = request.app[appkeys.SETTINGS]
+    signups.check_policy(settings, body.get("invite"))
+    redis, ip = request.app[appkeys.REDIS], client_address(request, settings.forwarded_hops)
+    await throttle.signup_attempt(redis, ip=ip, limit=settings.signups_per_hour)
+    try:
+        user, workspace = await signups.create_account(request.app[appkeys.DB], settings, **body)
+    except Exception:
+        await throttle.signup_failed(redis, ip=ip)
+        raise
     data = schema.AccountSchema().dump({"user": user, "workspace": workspace})
     response = common.ok(request, data, status=201)
     await start_session(request, response, user)
@@ -54,38 +61,40 @@ async def login(request: web.Request) -> web.Response:
 
 async def logout(request: web.Request) -> web.Response:
     check_origin_if_sent(request)
-    token = request.cookies.get(auth.COOKIE)
-    if token and len(token) <= 100:
-        await repo.delete_session(request.app[appkeys.DB], token_hash=auth.session_digest(token))
+    await end_session(request)
     response = common.ok(request, {"signed_out": True})
-    settings = request.app[appkeys.SETTINGS]
-    response.del_cookie(
-        auth.COOKIE, path="/", httponly=True, samesite="Lax", secure=settings.cookie_secure
-    )
+    drop_cookie(request, response)
     return response
+
+
+async def logout_everywhere(request: web.Request) -> web.Response:
+    """End every session of the signed-in user (every browser, every copied cookie)."""
+    user = await auth.session_user(request)
+    if user is None:
+        raise errors.Unauthenticated()
+    auth.check_origin(request)
+    ended = await repo.delete_user_sessions(request.app[appkeys.DB], user_id=user.id)
+    response = common.ok(request, {"signed_out": True, "sessions_ended": ended})
+    drop_cookie(request, response)
+    return response
+
+
+async def end_session(request: web.Request) -> None:
+    """Forget the session the request's cookie names, if any."""
+    token = auth.session_token(request)
+    if token is not None:
+        await repo.delete_session(request.app[appkeys.DB], token_hash=auth.session_digest(token))
+
+
+def drop_cookie(request: web.Request, response: web.Response) -> None:
+    secure = request.app[appkeys.SETTINGS].cookie_secure
+    response.del_cookie(auth.COOKIE, path="/", httponly=True, samesite="Lax", secure=secure)
 
 
 async def me(request: web.Request) -> web.Response:
     principal = await auth.authenticate(request)
     data = await describe(request.app[appkeys.DB], principal)
     return common.ok(request, schema.MeSchema().dump(data))
-
-
-async def create_account(
-    db: asyncpg.Pool, settings: Settings, *, email: str, password: str
-) -> tuple[repo.User, repo.MemberWorkspace]:
-    """A user, their own workspace and its starting credits: all of it, or nothing."""
-    with pool.translate_errors():
-        async with db.acquire() as conn, conn.transaction():
-            user = await accounts.create_user(conn, email=email, password=password)
-            await accounts.create_workspace(
-                conn,
-                name=f"{user.email.split('@')[0]}'s workspace",
-                owner_id=user.id,
-                credits=settings.default_credits,
-            )
-            [workspace] = await repo.list_user_workspaces(conn, user_id=user.id)
-    return user, workspace
 
 
 async def check_password(request: web.Request, *, email: str, password: str) -> repo.User:
@@ -103,7 +112,10 @@ async def check_password(request: web.Request, *, email: str, password: str) -> 
 
 
 async def start_session(request: web.Request, response: web.Response, user: repo.User) -> None:
+    """A new session for `user`; the one the browser held before (if any) ends, so a session id
+    planted before sign-in is never the signed-in one."""
     settings = request.app[appkeys.SETTINGS]
+    await end_session(request)
     token = await auth.new_session(request.app[appkeys.DB], settings, user.id)
     response.set_cookie(
         auth.COOKIE,

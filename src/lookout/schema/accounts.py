@@ -13,6 +13,7 @@ from lookout.access import keys, passwords
 MAX_EMAIL = 254
 MAX_KEY_NAME = 100
 MAX_KEY_RATE = 100_000
+MAX_INVITE_TOKEN = 100
 _SCOPE_HELP = (
     "full: what the key's creator may do now (at most an editor's rights); read-only: reads "
     "only, never spends credits, starts or changes watches. A key acts with its creator's "
@@ -43,6 +44,11 @@ class SignupSchema(StrictSchema):
     password = fields.String(
         required=True,
         validate=validate.Length(min=passwords.MIN_LENGTH, max=passwords.MAX_LENGTH),
+    )
+    invite = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=MAX_INVITE_TOKEN),
+        metadata={"description": "An invite's token (LOOKOUT_SIGNUP=invite): join its workspace."},
     )
 
 
@@ -117,4 +123,27 @@ class ApiKeySchema(StrictSchema):
 class CreatedKeySchema(ApiKeySchema):
     key = fields.String(
         required=True, metadata={"description": "The key text, shown this once only."}
+    )
+
+
+class NewInviteSchema(StrictSchema):
+    email = _email()
+    role = fields.String(load_default="editor", validate=validate.OneOf(["editor", "viewer"]))
+
+
+class InviteSchema(StrictSchema):
+    """An open invite as its workspace's owner sees it: never its token."""
+
+    id = fields.UUID(required=True)
+    email = fields.String(required=True)
+    role = fields.String(required=True)
+    created_at = fields.AwareDateTime(required=True)
+    expires_at = fields.AwareDateTime(required=True)
+
+
+class CreatedInviteSchema(StrictSchema):
+    invite = fields.Nested(InviteSchema, required=True)
+    token = fields.String(required=True, metadata={"description": "Shown this once only."})
+    url = fields.String(
+        required=True, metadata={"description": "The sign-up link to send to the invited email."}
     )

@@ -42,7 +42,7 @@ def _header_name(name: str) -> None:
 
 def _no_credentials_in_url(url: str) -> None:
     if "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-        raise ValidationError("Put credentials in headers, not in the URL: the URL is shown.")
+        raise ValidationError("Put credentials in headers, not in the URL's user and password.")
 
 
 class NewConnectorSchema(StrictSchema):
@@ -68,7 +68,10 @@ class NewConnectorSchema(StrictSchema):
 class ConnectorSchema(StrictSchema):
     id = fields.UUID(required=True)
     name = fields.String(required=True)
-    url = fields.String(required=True)
+    url = fields.String(
+        required=True,
+        metadata={"description": "Scheme and host only: the whole URL is stored sealed."},
+    )
     enabled = fields.Boolean(required=True)
     created_at = fields.DateTime(required=True)
     headers = fields.Dict(

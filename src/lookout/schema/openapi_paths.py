@@ -17,7 +17,7 @@ TAGS = [
     {"name": "jobs", "description": "Slow verb calls, run as jobs"},
     {"name": "usage", "description": "Balance and usage"},
     {"name": "auth", "description": "Sign-up, sign-in, who am I"},
-    {"name": "keys", "description": "A workspace's API keys"},
+    {"name": "keys", "description": "A workspace's API keys and invites"},
     {"name": "connectors", "description": "Remote MCP servers the chat agent may use"},
     {"name": "notifications", "description": "Where watches send what changed"},
     {"name": "chats", "description": "Chats, their messages and their live streams"},
@@ -27,6 +27,7 @@ TAGS = [
 _JOB_ID, _WS, _KEY_ID = path_param("job_id"), path_param("ws"), path_param("key_id")
 _CHAT_ID, _WATCH_ID = path_param("chat_id"), path_param("automation_id")
 _CONNECTOR_ID, _TARGET_ID = path_param("connector_id"), path_param("target_id")
+_INVITE_ID = path_param("invite_id")
 _LIMIT = number("limit", "At most this many (default 50)", least=1, most=chat_pages.MAX_PAGE)
 _LAST_EVENT_ID = {
     "name": "Last-Event-ID",
@@ -55,6 +56,10 @@ def _auth() -> dict[str, dict[str, Any]]:
         )},
         "/api/auth/logout": {"post": plain(
             "auth_logout", "Sign out", tag="auth", data=responses.SignedOut
+        )},
+        "/api/auth/logout-everywhere": {"post": plain(
+            "auth_logout_everywhere", "Sign out everywhere: end every session of the user",
+            tag="auth", data=responses.SignedOutEverywhere,
         )},
         "/api/me": {"get": plain(
             "auth_me", "The current user, workspaces, role and balance", tag="auth",
@@ -86,6 +91,7 @@ def _v1() -> dict[str, dict[str, Any]]:
 
 def _workspace() -> dict[str, dict[str, Any]]:
     keys, mcp = "/api/workspaces/{ws}/keys", "/api/workspaces/{ws}/mcp-connectors"
+    invites = "/api/workspaces/{ws}/invites"
     targets = "/api/workspaces/{ws}/notification-targets"
     return {
         keys: {
@@ -95,6 +101,22 @@ def _workspace() -> dict[str, dict[str, Any]]:
             "post": plain("keys_create", "Create an API key (its text is shown once)", tag="keys",
                           status="201", body=accounts.NewKeySchema,
                           data=accounts.CreatedKeySchema),
+        },
+        invites: {
+            "parameters": [_WS],
+            "get": plain("invites_list", "List the workspace's open invites (owners)",
+                         tag="keys", data=responses.InviteList),
+            "post": plain(
+                "invites_create",
+                "Invite an email to sign up into the workspace (owners; the link is shown once)",
+                tag="keys", status="201", body=accounts.NewInviteSchema,
+                data=accounts.CreatedInviteSchema,
+            ),
+        },
+        invites + "/{invite_id}": {
+            "parameters": [_WS, _INVITE_ID],
+            "delete": plain("invites_revoke", "Revoke an invite (owners)", tag="keys",
+                            data=responses.Revoked),
         },
         keys + "/{key_id}": {
             "parameters": [_WS, _KEY_ID],

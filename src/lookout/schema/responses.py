@@ -140,6 +140,19 @@ class SignedOut(_Out):
     signed_out = fields.Boolean(required=True)
 
 
+class SignedOutEverywhere(_Out):
+    signed_out = fields.Boolean(required=True)
+    sessions_ended = fields.Integer(required=True, metadata={"description": "Sessions ended."})
+
+
+class InviteList(_Out):
+    invites = fields.List(fields.Nested(accounts.InviteSchema), required=True)
+
+
+class Revoked(_Out):
+    revoked = fields.Boolean(required=True)
+
+
 class KeyList(_Out):
     keys = fields.List(fields.Nested(accounts.ApiKeySchema), required=True)
 

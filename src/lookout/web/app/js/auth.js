@@ -12,9 +12,19 @@ function field(label, attrs) {
     h("input", { id, ...attrs }));
 }
 
-/** Show the sign-in / sign-up form in `root`; calls onSignedIn() once a session exists. */
-export function renderAuth(root, onSignedIn, mode = "login") {
+const INVITE_ROUTE = /^#\/invite\/([A-Za-z0-9_-]{1,100})$/;
+
+/** The invite token of an invite link (#/invite/<token>), or null. */
+export function inviteInAddress() {
+  const match = window.location.hash.match(INVITE_ROUTE);
+  return match ? match[1] : null;
+}
+
+/** Show the sign-in / sign-up form in `root`; calls onSignedIn() once a session exists. An
+ * invite link opens the sign-up form, which sends its token. */
+export function renderAuth(root, onSignedIn, mode = inviteInAddress() ? "signup" : "login") {
   const signup = mode === "signup";
+  const invite = signup ? inviteInAddress() : null;
   const error = h("p", { class: "error-box", role: "alert", hidden: true });
   const email = field("Email", { type: "email", name: "email", autocomplete: "email", required: true });
   const password = field("Password", {
@@ -34,6 +44,7 @@ export function renderAuth(root, onSignedIn, mode = "login") {
     event.preventDefault();
     error.hidden = true;
     const values = Object.fromEntries(new FormData(form));
+    if (invite) values.invite = invite;
     if (!form.checkValidity()) {
       error.textContent = signup
         ? `Enter your email and a password of at least ${MIN_PASSWORD} characters.`
@@ -45,6 +56,7 @@ export function renderAuth(root, onSignedIn, mode = "login") {
     submit.disabled = true;
     try {
       await post(signup ? "/api/auth/signup" : "/api/auth/login", values);
+      if (inviteInAddress()) window.history.replaceState(null, "", "#/");
       await onSignedIn();
     } catch (failure) {
       error.textContent = failure instanceof ApiError ? failure.message : "Something went wrong.";
@@ -63,6 +75,7 @@ export function renderAuth(root, onSignedIn, mode = "login") {
       h("h1", { class: "brand-title" }, "Lookout"),
       h("p", { class: "tagline" }, "Ask about any web page, or have Lookout keep watch and tell you what changed."),
       h("h2", {}, signup ? "Create your account" : "Sign in"),
+      invite ? h("p", { class: "meta" }, "You were invited to a workspace: sign up with the email the invite was sent to.") : null,
       form,
       h("p", { class: "switch" }, other))));
   root.setAttribute("aria-busy", "false");

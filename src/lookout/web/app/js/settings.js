@@ -1,4 +1,5 @@
-// Settings: API keys, usage, MCP connectors, and how to connect an agent over MCP.
+// Settings: API keys, usage, MCP connectors, how to connect an agent over MCP, invites (owners)
+// and the account (sign out everywhere).
 
 import { ApiError, del, get, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
@@ -129,6 +130,101 @@ function keysSection(onKey) {
   return section("API keys", "keys-heading",
     h("p", { class: "meta" }, "Programs and agents use a key to call Lookout’s REST API and MCP server for this workspace, paying with its credits. A key acts with your rights in the workspace as they are now (it stops working if you leave it); a read-only key only reads."),
     error, form, shown, list);
+}
+
+// ---- invites (owners) -------------------------------------------------------------------------
+
+function invitesSection() {
+  const list = h("div", { class: "table-wrap" });
+  const shown = h("div", { class: "new-key", hidden: true });
+  const error = alertBox();
+  const email = field("Email", { name: "email", type: "email", required: true, maxlength: 254 });
+  const roleId = uid("role");
+  const role = h("div", { class: "field" }, h("label", { for: roleId }, "Role"),
+    h("select", { id: roleId, name: "role" }, h("option", { value: "editor" }, "Editor"),
+      h("option", { value: "viewer" }, "Viewer")));
+  const form = h("form", { class: "inline-form" }, email, role,
+    h("button", { type: "submit", class: "primary" }, "Create invite link"));
+  const base = () => `/api/workspaces/${state.me.workspace.id}/invites`;
+
+  async function load() {
+    try {
+      const { invites } = await get(base());
+      replace(list, invites.length ? h("table", { class: "keys-table" },
+        h("caption", { class: "visually-hidden" }, "Open invites of this workspace"),
+        h("thead", {}, h("tr", {}, ["Email", "Role", "Expires", ""].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, invites.map(inviteRow))) : h("p", { class: "meta" }, "No open invites."));
+    } catch (failure) {
+      replace(list, h("p", { class: "error-box", role: "alert" }, errorText(failure)));
+    }
+  }
+
+  function inviteRow(invite) {
+    const revoke = h("button", { type: "button", class: "secondary small danger",
+      "aria-label": `Revoke the invite of ${invite.email}` }, "Revoke");
+    revoke.addEventListener("click", async () => {
+      revoke.disabled = true;
+      try {
+        await del(`${base()}/${invite.id}`);
+        announce(`Invite of ${invite.email} revoked.`);
+        await load();
+      } catch (failure) {
+        showError(error, failure);
+        revoke.disabled = false;
+      }
+    });
+    return h("tr", { dataset: { inviteEmail: invite.email } },
+      h("td", {}, invite.email), h("td", {}, invite.role), h("td", {}, timeEl(invite.expires_at)),
+      h("td", {}, revoke));
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.hidden = true;
+    const values = Object.fromEntries(new FormData(form));
+    try {
+      const made = await post(base(), { email: values.email.trim(), role: values.role });
+      const linkId = uid("invite-link");
+      replace(shown,
+        h("p", {}, h("strong", {}, `Send this link to ${made.invite.email}. `), "It is shown this once, works once, and expires ", timeEl(made.invite.expires_at), "."),
+        h("div", { class: "copy-row" },
+          h("label", { for: linkId, class: "visually-hidden" }, "Invite link"),
+          h("input", { id: linkId, class: "key-text invite-link", readonly: true, value: made.url }),
+          copyButton(() => made.url)));
+      shown.hidden = false;
+      form.reset();
+      await load();
+    } catch (failure) {
+      showError(error, failure);
+    }
+  });
+
+  load();
+  return section("Invites", "invites-heading",
+    h("p", { class: "meta" }, "Invite someone to this workspace: the link lets that email create an account and join with the role you choose."),
+    error, form, shown, list);
+}
+
+// ---- account ------------------------------------------------------------------------------
+
+function accountSection() {
+  const error = alertBox();
+  const everywhere = h("button", { type: "button", class: "secondary danger" }, "Sign out everywhere");
+  everywhere.addEventListener("click", async () => {
+    if (!window.confirm("Sign out on every browser and device, this one included?")) return;
+    everywhere.disabled = true;
+    try {
+      await post("/api/auth/logout-everywhere");
+      window.location.hash = "#/";
+      window.location.reload();
+    } catch (failure) {
+      showError(error, failure);
+      everywhere.disabled = false;
+    }
+  });
+  return section("Account", "account-heading",
+    h("p", { class: "meta" }, "Ends every session of your account: any browser where you are signed in, including one you no longer have."),
+    error, everywhere);
 }
 
 // ---- usage --------------------------------------------------------------------------------
@@ -306,7 +402,9 @@ function agentSection() {
 export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
-  const sections = [keysSection(redrawAgent), usageSection(), connectorsSection(), agent];
+  const owner = state.me.workspace.role === "owner" && state.me.user;
+  const sections = [keysSection(redrawAgent), usageSection(), connectorsSection(), agent,
+    owner ? invitesSection() : null, state.me.user ? accountSection() : null].filter(Boolean);
   const jump = (target) => () => {
     target.scrollIntoView({ block: "start" });
     target.querySelector("h2").setAttribute("tabindex", "-1");
