@@ -208,6 +208,10 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     "/api/workspaces/{ws}/mcp-connectors/{connector_id}": {
         "parameters": [_WS, _CONNECTOR_ID],
         "delete": _plain("Remove an MCP connector"),
+        "patch": _plain(
+            "Mark an MCP connector for chat use (the chat agent may call its tools) or unmark it",
+            body=connectors.ConnectorPatchSchema,
+        ),
     },
     "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test": {
         "parameters": [_WS, _CONNECTOR_ID],
