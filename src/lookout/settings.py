@@ -77,6 +77,8 @@ class Settings:
     llm_base_url: str = _field("LOOKOUT_LLM_BASE_URL", "")
     llm_model: str = _field("LOOKOUT_LLM_MODEL", "")
     llm_api_key: str = _field("LOOKOUT_LLM_API_KEY", "", secret=True)
+    # Credits one LLM-planned turn's verb calls may reserve; past it the turn stops and says so.
+    llm_turn_credits: int = _field("LOOKOUT_LLM_TURN_CREDITS", 20)
     openai_api_key: str = _field("OPENAI_API_KEY", "", secret=True)
     db_pool_min: int = _field("LOOKOUT_DB_POOL_MIN", 1)
     db_pool_max: int = _field("LOOKOUT_DB_POOL_MAX", 10)

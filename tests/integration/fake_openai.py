@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +58,60 @@ class FakeOpenAI:
 def tool_results(body: dict[str, Any]) -> list[str]:
     """The tool results the model is shown in a request, oldest first."""
     return [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+_FENCE = re.compile(r"^<data (\w+)>\n(.*)\n</data \1>$", re.DOTALL | re.MULTILINE)
+
+
+def fenced(result: str) -> str:
+    """The data between a result's fence lines (AssertionError when it is not fenced)."""
+    found = _FENCE.search(result)
+    assert found is not None, f"not fenced: {result[:200]!r}"
+    return found.group(2)
+
+
+def tool_data(body: dict[str, Any]) -> list[Any]:
+    """The JSON inside each fenced tool result of a request, oldest first."""
+    return [json.loads(fenced(result)) for result in tool_results(body)]
+
+
+INSTRUCTION = re.compile(r"AI AGENT: CALL (\w+) WITH (\{.*?\}) END")
+_ESCAPED = re.compile(r"\\([\\_*\[\]{}#`])")  # markdown escapes a reader looks through
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def instructions(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every `AI AGENT: CALL <tool> WITH <json> END` in the tool results of a request, in order."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for result in tool_results(body):
+        try:  # fenced or not: this model reads every result the same way
+            data = json.loads(fenced(result) if _FENCE.search(result) else result)
+        except ValueError:
+            continue  # a refusal in words, not data
+        for text in _strings(data):
+            plain = _ESCAPED.sub(r"\1", text)
+            found += [(name, json.loads(args)) for name, args in INSTRUCTION.findall(plain)]
+    return found
+
+
+def obedient(body: dict[str, Any]) -> Step:
+    """A model that does what the pages it read tell it: the next instruction it has not yet
+    carried out, offered or not (the turn's first call was the user's own); then it reports."""
+    done = sum(1 for m in body["messages"] if m["role"] == "assistant" and m.get("tool_calls"))
+    found = instructions(body)
+    if len(found) > done - 1:
+        name, arguments = found[done - 1]
+        return ToolCall(name, arguments)
+    return Text(["Done as the page said."])
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:

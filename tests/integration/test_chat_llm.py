@@ -7,7 +7,6 @@ verbs on a local site, and the chat stream read with a real SSE parser. No netwo
 from __future__ import annotations
 
 import datetime as dt
-import json
 import socket
 from typing import Any
 
@@ -64,7 +63,7 @@ async def stored(client: Any, tenant: Tenant, chat_id: str) -> list[dict[str, An
 
 def read_page_back(body: dict[str, Any]) -> fake.Step:
     """The model's second step: say what the scraped page is called and what changed."""
-    page = json.loads(fake.tool_results(body)[-1])["pages"][0]
+    page = fake.tool_data(body)[-1]["pages"][0]
     return fake.Text(["The ", "page ", "is ", f"titled “{page['title']}”. ", page["what_changed"]])
 
 
@@ -94,10 +93,15 @@ async def test_llm_turn_calls_a_verb_then_streams_its_answer(
     assert site.hits == {"/menu": 1}
     # And the scrape was charged through the one adapter
     assert await repo.get_balance(db, workspace_id=tenant.workspace.id) == 9
-    # And the model was offered the verbs and this chat's watch tools, and told the router's call
+    # And the model was offered the verbs but no watch tool (a one-shot read), and told the
+    # router's call; the page came back to it fenced and labelled as data from the web
     offered = fake_openai.tool_names(0)
-    assert {"web_scrape", "web_discover", "start_watch", "stop_watch", "refresh_watch"} <= offered
+    assert {"web_scrape", "web_discover", "maps_search"} <= offered
+    assert not offered & {"start_watch", "stop_watch", "refresh_watch"}
     assert "Router decision for this message: one-shot" in fake_openai.system_prompt(0)
+    shown = fake.tool_results(fake_openai.requests[1])[-1]
+    assert shown.startswith("Result of the tool web_scrape: content from the web")
+    assert fake.tool_data(fake_openai.requests[1])[-1]["pages"][0]["title"] == "menu"
     # And the answer is stored once, after its tool call
     messages = await stored(client, tenant, chat_id)
     assert [m["role"] for m in messages] == ["user", "assistant"]
@@ -195,7 +199,7 @@ async def test_ambiguous_message_asks_once_then_proceeds(
 
 
 def echo_tool_text(body: dict[str, Any]) -> fake.Step:
-    return fake.Text([json.loads(fake.tool_results(body)[-1])["text"]])
+    return fake.Text([fake.tool_data(body)[-1]["text"]])
 
 
 async def test_the_model_calls_a_workspace_mcp_connector_tool(
@@ -203,7 +207,8 @@ async def test_the_model_calls_a_workspace_mcp_connector_tool(
 ) -> None:
     # Given a workspace with its own MCP server registered
     tenant = await tenant_factory()
-    body = {"name": "remote", "url": remote.url, "headers": {"Authorization": SECRET}}
+    body = {"name": "remote", "url": remote.url, "headers": {"Authorization": SECRET},
+            "chat_use": True}  # fmt: skip
     path = f"/api/workspaces/{tenant.workspace.id}/mcp-connectors"
     assert (await client.post(path, json=body, headers=tenant.headers)).status == 201
     chat_id = await new_chat(client, tenant)
@@ -216,7 +221,7 @@ async def test_the_model_calls_a_workspace_mcp_connector_tool(
     assert "remote__shout" in fake_openai.tool_names(0)
     call = next(p for p in result.parts if p["type"] == "tool-input-available")
     assert call["toolName"] == "remote__shout" and call["input"] == {"text": "hi there"}
-    assert json.loads(fake.tool_results(fake_openai.requests[1])[-1])["text"] == "HI THERE"
+    assert fake.tool_data(fake_openai.requests[1])[-1]["text"] == "HI THERE"
     assert result.text == "HI THERE" and result.types[-1] == "finish"
 
 

@@ -17,6 +17,7 @@ import pytest
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 from lookout import app, errors
 from lookout.access.principals import Principal
@@ -38,6 +39,7 @@ class Remote:
     url: str
     requests: int = 0
     queries: list[bytes] = dataclasses.field(default_factory=list)
+    erased: list[str] = dataclasses.field(default_factory=list)  # what the write tool was told
 
 
 def _remote_app(remote: Remote) -> Any:
@@ -58,6 +60,17 @@ def _remote_app(remote: Remote) -> Any:
         """Sleep, then answer."""
         await asyncio.sleep(seconds)
         return "done"
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def lookup(key: str) -> str:
+        """Read a value (read-only)."""
+        return f"value of {key}"
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+    def erase(what: str) -> str:
+        """Delete data for good (writes)."""
+        remote.erased.append(what)
+        return f"erased {what}"
 
     @server.tool()
     def broken() -> str:
@@ -118,8 +131,10 @@ def principal_of(tenant: Tenant, role: str = "editor") -> Principal:
     return Principal(kind="session", workspace_id=tenant.workspace.id, role=role)
 
 
-async def register(client: Any, tenant: Tenant, url: str, **headers: str) -> Any:
-    body = {"name": "remote", "url": url, "headers": headers}
+async def register(
+    client: Any, tenant: Tenant, url: str, *, chat_use: bool = True, **headers: str
+) -> Any:
+    body = {"name": "remote", "url": url, "headers": headers, "chat_use": chat_use}
     return await client.post(path(tenant), json=body, headers=tenant.headers)
 
 
@@ -145,7 +160,7 @@ async def test_a_registered_server_is_tested_listed_and_called_by_the_agent(
 
     # Then the server's tools are listed and the call answers
     tools = (await tested.json())["data"]["tools"]
-    assert {tool["name"] for tool in tools} == {"shout", "big", "slow", "broken"}
+    assert {tool["name"] for tool in tools} == {"shout", "big", "slow", "lookup", "erase", "broken"}
     assert shout.description == "Upper-case the text."
     assert shout.input_schema["properties"]["text"]["type"] == "string"
     assert result.is_error is False and result.text == "HI THERE"
@@ -261,7 +276,7 @@ async def test_the_tool_list_is_cached_for_five_minutes(
     asked = remote.requests
     second = await toolbox.tools_for(services, principal_of(tenant))
 
-    assert first == second and len(first) == 4
+    assert first == second and len(first) == 6
     assert remote.requests == asked
     key = f"lookout:mcp-tools:{created['data']['connector']['id']}"
     assert 290 < await services.redis.ttl(key) <= tool_cache.TTL_S
@@ -392,3 +407,67 @@ async def test_after_a_secret_key_change_the_connector_is_listed_as_unreadable(
     assert listed.status == 200
     assert connector["headers_readable"] is False and connector["headers"] == {}
     assert offered == []
+
+
+async def test_only_connectors_marked_for_chat_use_reach_the_agent_and_scheduled_turns_read_only(
+    client: Any,
+    tenant_factory: TenantFactory,
+    remote: Remote,
+    db: asyncpg.Pool,
+    settings: Settings,
+) -> None:
+    # Given a connector registered without saying (new connectors start unmarked)
+    tenant = await tenant_factory()
+    body = {"name": "remote", "url": remote.url, "headers": {"Authorization": SECRET}}
+    created = await (await client.post(path(tenant), json=body, headers=tenant.headers)).json()
+    connector = created["data"]["connector"]
+    services = Services.of_app(client.app)
+    before = await toolbox.tools_for(services, principal_of(tenant))
+
+    # When the workspace marks it for chat use over the API (a viewer may not)
+    client.session.cookie_jar.update_cookies(
+        await member_cookie(db, settings, tenant, role="viewer")
+    )
+    origin = {"Origin": f"http://{client.server.host}:{client.server.port}"}
+    by_viewer = await client.patch(path(tenant, f"/{connector['id']}"), json={"chat_use": True},
+                                   headers=origin)  # fmt: skip
+    client.session.cookie_jar.clear()
+    marked = await client.patch(path(tenant, f"/{connector['id']}"), json={"chat_use": True},
+                                headers=tenant.headers)  # fmt: skip
+    listed = await client.get(path(tenant), headers=tenant.headers)
+    interactive = await toolbox.tools_for(services, principal_of(tenant))
+    scheduled = await toolbox.tools_for(services, principal_of(tenant), read_only=True)
+    unmarked = await client.patch(path(tenant, f"/{connector['id']}"), json={"chat_use": False},
+                                  headers=tenant.headers)  # fmt: skip
+    after = await toolbox.tools_for(services, principal_of(tenant))
+    with pytest.raises(errors.Forbidden):  # a tool offered before it was unmarked
+        await toolbox.call(services, principal_of(tenant), interactive[0], {"text": "x"})
+
+    # Then it offered nothing until marked, every tool once marked, and only the tools marked
+    # readOnlyHint in a scheduled turn; the list shows the flag; unmarked, nothing again
+    assert connector["chat_use"] is False and before == []
+    assert by_viewer.status == 403 and marked.status == 200, await marked.text()
+    assert (await marked.json())["data"]["connector"]["chat_use"] is True
+    assert (await listed.json())["data"]["connectors"][0]["chat_use"] is True
+    assert {tool.name for tool in interactive} == {"shout", "big", "slow", "lookup", "erase",
+                                                   "broken"}  # fmt: skip
+    assert [tool.name for tool in scheduled] == ["lookup"]
+    assert unmarked.status == 200 and after == []
+
+
+async def test_marking_a_connector_checks_the_body_and_the_workspace(
+    client: Any, tenant_factory: TenantFactory, remote: Remote
+) -> None:
+    tenant, stranger = await tenant_factory(), await tenant_factory()
+    created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
+    where = path(tenant, f"/{created['data']['connector']['id']}")
+
+    foreign = await client.patch(where, json={"chat_use": True}, headers=stranger.headers)
+    unknown = await client.patch(where, json={"chat_use": True, "url": "x"},
+                                 headers=tenant.headers)  # fmt: skip
+    not_bool = await client.patch(where, json={"chat_use": "yes please"}, headers=tenant.headers)
+    missing = await client.patch(path(tenant, f"/{uuid.uuid4()}"), json={"chat_use": True},
+                                 headers=tenant.headers)  # fmt: skip
+
+    assert foreign.status == 404
+    assert (unknown.status, not_bool.status, missing.status) == (400, 400, 404)

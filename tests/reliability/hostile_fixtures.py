@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import socket
+import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,37 @@ async def served(app: web.Application, *, host: str = "127.0.0.1") -> AsyncItera
         yield f"http://{host}:{port}"
     finally:
         await runner.cleanup()
+
+
+# -- every route that reads a body ----------------------------------------------------------
+
+BODILESS = {"/api/auth/logout", "/api/auth/logout-everywhere"}  # POSTs that read no body
+
+
+def fill_path(path: str, workspace_id: Any) -> str:
+    """The route's path with the caller's own workspace and unknown ids for everything else."""
+    for name in ("ws", "job_id", "key_id", "chat_id", "automation_id", "connector_id",
+                 "target_id", "invite_id"):  # fmt: skip
+        filler = str(workspace_id if name == "ws" else uuid.uuid4())
+        path = path.replace("{" + name + "}", filler)
+    return path
+
+
+def reads_a_body(method: str, path: str) -> bool:
+    """Writes addressed by their path alone (or by the caller's own workspace): with unknown
+    ids in the path, a route could answer 404 before it reads the body."""
+    if method not in ("POST", "PATCH", "PUT", "*") or path in BODILESS:
+        return False
+    return "{" not in path or (path.count("{") == 1 and "{ws}" in path and method != "*")
+
+
+def body_routes(app: web.Application) -> list[tuple[str, str]]:
+    """(method, canonical path) of every route of `app` that reads a JSON body."""
+    return [
+        (route.method, route.resource.canonical)
+        for route in app.router.routes()
+        if route.resource is not None and reads_a_body(route.method, route.resource.canonical)
+    ]
 
 
 # -- secrets ---------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from aiohttp import web
 from httpx_sse import aconnect_sse
 
 from lookout import redis_client
-from lookout.chat import events, hub
+from lookout.chat import events, stream_ids
 from tests.reliability import faults_load, faults_report, faults_stack, faults_watches
 from tests.reliability.conftest import FaultStack
 
@@ -315,11 +315,11 @@ async def _listener_books(
         for listener in listeners:
             stored: Any = await client.xrange(events.stream_key(listener.chat_id))
             ids = [entry_id.decode() for entry_id, _ in stored]
-            expected = [i for i in ids if listener.ids and hub.id_key(i) >= hub.id_key(
+            expected = [i for i in ids if listener.ids and stream_ids.key(i) >= stream_ids.key(
                 listener.ids[0])]  # fmt: skip
             gaps += len(set(expected) - set(listener.ids))
             duplicates += len(listener.ids) - len(set(listener.ids))
-            fresh.append(sum(hub.id_key(i)[0] / 1000 > _wall(back) for i in listener.ids))
+            fresh.append(sum(stream_ids.key(i)[0] / 1000 > _wall(back) for i in listener.ids))
     finally:
         await client.aclose()
     return gaps, duplicates, fresh

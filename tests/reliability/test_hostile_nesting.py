@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 from typing import Any
 
 import asyncpg
@@ -19,28 +18,13 @@ from lookout.settings import Settings
 from tests.integration import factories, providers
 from tests.integration.factories import TenantFactory, tenant_factory
 from tests.integration.providers import ServerFactory
+from tests.reliability import hostile_fixtures
 
 __all__ = ["tenant_factory"]
 
 DEPTH = 100_000
 DEEP = b"[" * DEPTH + b"]" * DEPTH
-NO_BODY = {"/api/auth/logout", "/api/auth/logout-everywhere"}  # read no body
 MCP = {"Content-Type": "application/json", "Accept": "application/json"}
-
-
-def _filled(path: str, workspace_id: uuid.UUID) -> str:
-    """The route's path with its own workspace and unknown ids for everything else."""
-    for name in ("ws", "job_id", "key_id", "chat_id", "automation_id", "connector_id",
-                 "target_id", "invite_id"):  # fmt: skip
-        path = path.replace("{" + name + "}", str(workspace_id if name == "ws" else uuid.uuid4()))
-    return path
-
-
-def _reads_a_body(method: str, path: str) -> bool:
-    """Writes addressed by their path alone (or by the caller's own workspace)."""
-    if method not in ("POST", "PATCH", "PUT", "*"):
-        return False
-    return "{" not in path or (path.count("{") == 1 and "{ws}" in path and method != "*")
 
 
 async def test_a_too_deeply_nested_body_is_400_on_every_route_that_reads_json(
@@ -51,26 +35,18 @@ async def test_a_too_deeply_nested_body_is_400_on_every_route_that_reads_json(
     client = await aiohttp_client(app.create_app(settings))
     cookie = {auth.COOKIE: await auth.new_session(db, settings, tenant.user.id)}
     origin = {"Origin": factories.page_origin(client), "Content-Type": "application/json"}
-    writes = [
-        route
-        for route in client.server.app.router.routes()
-        if _reads_a_body(route.method, route.resource.canonical)
-    ]
-    writes = [route for route in writes if route.resource.canonical not in NO_BODY]
+    writes = hostile_fixtures.body_routes(client.server.app)
 
     # When each of them is sent 100,000 nested arrays
     answers: dict[str, tuple[int, Any]] = {}
-    for route in writes:
-        path = _filled(route.resource.canonical, tenant.workspace.id)
-        if route.method == "*":
+    for method, canonical in writes:
+        path = hostile_fixtures.fill_path(canonical, tenant.workspace.id)
+        if method == "*":
             response = await client.post(path, data=DEEP, headers={**MCP, **tenant.headers})
         else:
-            response = await client.request(
-                route.method, path, data=DEEP, headers=origin, cookies=cookie
-            )
-        answers[f"{route.method} {route.resource.canonical}"] = (
-            response.status, await response.json()
-        )  # fmt: skip
+            response = await client.request(method, path, data=DEEP, headers=origin,
+                                             cookies=cookie)  # fmt: skip
+        answers[f"{method} {canonical}"] = (response.status, await response.json())
 
     # Then every one says the body is not JSON
     assert len(answers) >= 10, answers.keys()

@@ -6,6 +6,9 @@ morning 08:00, noon 12:00, afternoon 15:00, evening 18:00, night 22:00, midnight
 Weekly runs on the weekday of `now` (Monday without `now`), monthly and slower on its day of
 the month capped at 28 (the 1st without `now`), yearly also in its month (January).
 
+A number in the text is read as at most MAX_COUNT before any arithmetic: "every <320 nines>
+minutes" was infinity (then OverflowError), and a count past Python's digit limit a ValueError.
+
 Cron repeats evenly only on divisors of an hour or a day, so "every 7 minutes" runs every 6,
 "every 5 hours" every 6 and "every 10 days" on the 1st and 11th; the note says so. `period_min`
 is the shortest gap between two consecutive runs, the figure the minimum interval is held to.
@@ -18,6 +21,7 @@ import math
 import re
 from datetime import UTC, datetime
 
+MAX_COUNT = 100_000  # "every 10^320 minutes" reads as every 100,000 minutes (monthly, then)
 _LADDER = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60, 120, 180, 240, 360, 480, 720, 1440)
 _DAY = 1440
 _WEEK = 7 * _DAY
@@ -201,7 +205,15 @@ def _count(raw: str) -> float:
     if not raw or raw.startswith("a"):
         return 1.0
     head = raw.split()[0]
-    return words[head] if head in words else float(head)
+    return words[head] if head in words else _bounded(head)
+
+
+def _bounded(digits: str) -> float:
+    """A decimal number from the text, at most MAX_COUNT (read without converting a huge one)."""
+    whole = digits.partition(".")[0].lstrip("0")
+    if len(whole) > len(str(MAX_COUNT)):
+        return float(MAX_COUNT)
+    return min(float(digits), float(MAX_COUNT))
 
 
 def _read_adverb(match: re.Match[str]) -> _Freq | None:
@@ -219,7 +231,7 @@ def _read_adverb(match: re.Match[str]) -> _Freq | None:
 
 def _read_times(match: re.Match[str]) -> _Freq | None:
     word = match.group("w")
-    n = {"once": 1, "twice": 2, "thrice": 3}[word] if word else int(match.group("n"))
+    n = {"once": 1, "twice": 2, "thrice": 3}[word] if word else int(_bounded(match.group("n")))
     adv = match.group("adv") or ""
     unit = match.group("unit") or ("day" if adv == "daily" else adv.removesuffix("ly"))
     if n < 1:

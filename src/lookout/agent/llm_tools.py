@@ -1,5 +1,12 @@
 """The LLM planner's tools: the verbs, the chat's watch tools and the workspace's MCP connector
-tools, as OpenAI function specs; and one call run to a bounded text the model reads back.
+tools, as OpenAI function specs; and one call run to a bounded, fenced text the model reads back.
+
+A turn offers only what the router's reading of the user's own message needs (page content
+never reaches the router): an ambiguous message gets no tools (it is answered with a question),
+a control request only the watch tool it names, a one-shot read the verbs and no watch tool; a
+standing request adds start_watch. Connector tools come from connectors marked for chat use,
+read-only ones only in scheduled turns (which never get watch tools). A call of a tool not
+offered is refused, whatever the model says; verb calls stop at the turn's credit budget.
 
 Verb calls go through `agent.tools.call` (the one adapter: metered, tool parts, slow-verb jobs);
 watch and connector calls emit the same tool parts so a client shows every call alike.
@@ -14,7 +21,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, passages, planner_rules, tools
+from lookout.agent import changes, llm_guard, passages, planner_rules, router, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -52,12 +59,13 @@ _WATCH_SPECS = {
 
 @dataclasses.dataclass(frozen=True)
 class Toolset:
-    """What the model may call in this turn."""
+    """What the model may call in this turn, and the credits its verb calls may still take."""
 
     specs: list[dict[str, Any]]
     verbs: dict[str, str]  # tool name -> verb name
     connectors: list[toolbox.ConnectorTool]
-    watches: bool
+    watches: tuple[str, ...]  # the watch tools offered
+    budget: llm_guard.Budget
 
 
 def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -71,21 +79,40 @@ def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, 
     }
 
 
-async def for_turn(ctx: TurnContext) -> Toolset:
-    """Every verb, the watch tools unless watching is off (scheduled turns), and connectors."""
-    verbs = {tools.tool_name(verb.name): verb.name for verb in registry.all_verbs()}
+async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
+    """The tools `route` (the router's reading of the user's message) needs; see the module."""
+    budget = llm_guard.Budget(ctx.services.settings.llm_turn_credits)
+    reads = ctx.scheduled or route.intent in ("one_shot", "standing")
+    verbs = registry.all_verbs() if reads else []
     specs = [
         _spec(tools.tool_name(verb.name), f"{verb.title}. {verb.description}", _schema(verb))
-        for verb in registry.all_verbs()
+        for verb in verbs
     ]
-    if ctx.watches is not None:
-        specs += [_spec(name, *_WATCH_SPECS[name]) for name in WATCH_TOOLS]
-    connectors = await toolbox.tools_for(ctx.services, ctx.principal)
+    watches = watch_tools(route, ctx)
+    specs += [_spec(name, *_WATCH_SPECS[name]) for name in watches]
+    connectors = (
+        await toolbox.tools_for(ctx.services, ctx.principal, read_only=ctx.scheduled)
+        if reads
+        else []
+    )
     specs += [
         _spec(tool.qualified_name, f"[{tool.connector_name}] {tool.description}", tool.input_schema)
         for tool in connectors
     ]
-    return Toolset(specs, verbs, connectors, ctx.watches is not None)
+    by_name = {tools.tool_name(verb.name): verb.name for verb in verbs}
+    return Toolset(specs, by_name, connectors, watches, budget)
+
+
+def watch_tools(route: router.Route, ctx: TurnContext) -> tuple[str, ...]:
+    """The watch tools the user's own message asked for: start_watch for a standing request,
+    the named one for a control request; none in a scheduled turn (ctx.watches is None)."""
+    if ctx.watches is None or ctx.scheduled:
+        return ()
+    if route.intent == "standing":
+        return ("start_watch",)
+    if route.intent == "control" and route.control in WATCH_TOOLS:
+        return (route.control,)
+    return ()
 
 
 def _schema(verb: registry.Verb) -> dict[str, Any]:
@@ -101,16 +128,21 @@ async def run(
     arguments: dict[str, Any],
     pages: dict[str, Any],
 ) -> str:
-    """Run one tool call; returns what the model reads (bounded). `pages` gets new snapshots."""
+    """Run one tool call; returns what the model reads (bounded, fenced). `pages` gets new
+    snapshots. A verb call past the budget is not run (and marks the budget exhausted)."""
     if name in toolset.verbs:
+        if not toolset.budget.admit(toolset.verbs[name], arguments):
+            return f"Not run: {toolset.budget.sentence()}"
         result = await _verb(ctx, toolset.verbs[name], arguments, pages)
-    elif name in WATCH_TOOLS and toolset.watches:
+        return llm_guard.fence(name, llm_guard.PAGE, bounded(result))
+    if name in toolset.watches:
         result = await _shown(ctx, name, arguments, _watch(ctx, name, arguments))
-    elif (connector := toolbox.find(toolset.connectors, name)) is not None:
+        return llm_guard.fence(name, llm_guard.LOOKOUT, bounded(result))
+    if (connector := toolbox.find(toolset.connectors, name)) is not None:
         result = await _shown(ctx, name, arguments, _connector(ctx, connector, arguments))
-    else:
-        result = {"error": {"code": "not_found", "message": f"There is no tool named {name!r}."}}
-    return bounded(result)
+        source = llm_guard.CONNECTOR.format(name=connector.connector_name)
+        return llm_guard.fence(name, source, bounded(result))
+    return bounded({"error": {"code": "not_found", "message": f"No tool {name!r} is offered."}})
 
 
 def bounded(result: Any) -> str:

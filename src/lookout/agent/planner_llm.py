@@ -2,7 +2,11 @@
 workspace's MCP connector tools as tools, and the router's rules and decision in its prompt.
 
 model → tool calls → results → model, for at most MAX_ROUNDS rounds; tokens stream to the chat
-as text parts. The state written back is what the rule planner writes (turns, page snapshots,
+as text parts. What the model reads is untrusted (llm_guard): it is offered only the tools the
+router's reading of the user's message needs (llm_tools.for_turn), tool results come back fenced
+as data, and the turn stops, saying so, when its verb calls reach the credit budget.
+
+The state written back is what the rule planner writes (turns, page snapshots,
 the pending "once or keep watching?"), so either planner can pick up a chat. The endpoint
 failing (refused, 5xx, timeout) is a sentence in the answer, never a failed turn.
 """
@@ -20,7 +24,7 @@ from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from lookout.agent import llm_prompt, llm_tools, planner_rules, router
+from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, router
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 from lookout.chat import parts
@@ -69,7 +73,7 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
         question, route = resolved
         original = question
     reply = planner_rules.Reply(pages=dict(current.get("pages") or {}), streamed=True)
-    toolset = await llm_tools.for_turn(ctx)
+    toolset = await llm_tools.for_turn(ctx, route)
     history = llm_prompt.messages(current, ctx, message, route, original)
     said, called = await converse(ctx, toolset, history, reply)
     reply.sentences.append(said)
@@ -108,6 +112,9 @@ async def converse(
                 if last or not (answer.tool_calls or answer.invalid_tool_calls):
                     break
                 history += await run_calls(ctx, toolset, answer, reply, called)
+                if toolset.budget.exhausted:
+                    said.append(await _out_of_budget(ctx, toolset.budget))
+                    break
         except _ENDPOINT_ERRORS as exc:
             sentence = failure(exc, ctx.services.settings)
             logger.warning("LLM endpoint failed: %r", exc, extra={"turn_id": ctx.turn_id})
@@ -150,8 +157,12 @@ async def run_calls(
     results: list[BaseMessage] = []
     for index, call in enumerate(answer.tool_calls):
         call_id = str(call.get("id") or "")
-        if index >= MAX_CALLS_PER_ROUND:
-            skipped = f"Skipped: at most {MAX_CALLS_PER_ROUND} tool calls at a time."
+        if index >= MAX_CALLS_PER_ROUND or toolset.budget.exhausted:
+            skipped = (
+                "Skipped: this answer's credit budget is spent."
+                if toolset.budget.exhausted
+                else f"Skipped: at most {MAX_CALLS_PER_ROUND} tool calls at a time."
+            )
             results.append(ToolMessage(skipped, tool_call_id=call_id))
             continue
         called.add(call["name"])
@@ -161,6 +172,15 @@ async def run_calls(
         problem = f"The arguments of {invalid.get('name')} were not valid JSON; try again."
         results.append(ToolMessage(problem, tool_call_id=str(invalid.get("id") or "")))
     return results
+
+
+async def _out_of_budget(ctx: TurnContext, budget: llm_guard.Budget) -> str:
+    """The turn ends here: a notice a client can show, and the sentence in the answer."""
+    sentence = budget.sentence()
+    notice = {"code": "budget_exhausted", "message": sentence, "limit": budget.limit}
+    await ctx.emit(parts.data("notice", notice))
+    await say(ctx, sentence)
+    return sentence
 
 
 async def _router_guarantee(

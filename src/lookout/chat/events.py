@@ -18,7 +18,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from lookout import errors, redis_client
-from lookout.chat import parts
+from lookout.chat import parts, stream_ids
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +47,6 @@ def active_key(chat_id: uuid.UUID) -> str:
 
 def written_key(chat_id: uuid.UUID) -> str:
     return f"lookout:chat:{chat_id}:written"
-
-
-def previous_id(entry_id: str) -> str:
-    """The largest stream id smaller than `entry_id` (XREAD reads strictly after its id)."""
-    millis, seq = (int(part) for part in entry_id.split("-"))
-    return f"{millis}-{seq - 1}" if seq else f"{millis - 1}-18446744073709551615"
 
 
 def _text(value: Any) -> str:
@@ -149,7 +143,10 @@ def chat_of(key: Any) -> uuid.UUID:
 async def range_after(
     redis: aioredis.Redis, chat_id: uuid.UUID, after: str
 ) -> list[tuple[str, str, parts.Part]]:
-    """Every stored event of the chat after `after` (exclusive)."""
+    """Every stored event of the chat after `after` (exclusive); InvalidInput for an id Redis
+    would refuse (checked before it is sent: see stream_ids)."""
+    if stream_ids.parse(after) is None:
+        raise errors.InvalidInput("Last-Event-ID is not an event id of this stream.")
     with unavailable():
         entries: Any = await redis.xrange(stream_key(chat_id), min=f"({after}", max="+")
     return [decode(raw_id, fields) for raw_id, fields in entries]
@@ -190,14 +187,6 @@ async def last_id(redis: aioredis.Redis, chat_id: uuid.UUID) -> str:
     with unavailable():
         newest: Any = await redis.xrevrange(stream_key(chat_id), count=1)
     return _text(newest[0][0]) if newest else "0-0"
-
-
-def valid_id(text: str | None) -> str | None:
-    """A Last-Event-ID we can resume from, or None."""
-    if not text or len(text) > 45:
-        return None
-    millis, _, seq = text.partition("-")
-    return text if millis.isdigit() and seq.isdigit() else None
 
 
 class Publisher:

@@ -23,8 +23,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import redis_client
-from lookout.chat import events, parts
+from lookout import errors, redis_client
+from lookout.chat import events, parts, stream_ids
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +33,6 @@ IDLE_S = 5.0
 _RETRY_S = 1.0
 # A wake-up that reaches Redis before the XREAD it targets finds nothing blocked: try again.
 _WAKE_RETRY_S = 0.005
-
-
-def id_key(entry_id: str) -> tuple[int, int]:
-    millis, _, seq = entry_id.partition("-")
-    return int(millis), int(seq or 0)
 
 
 class Hub:
@@ -60,7 +55,10 @@ class Hub:
     async def subscribe(
         self, chat_id: uuid.UUID, after: str
     ) -> AsyncIterator[AsyncIterator[Event | None]]:
-        """Events of the chat after `after` (catch-up, then live); None on each idle tick."""
+        """Events of the chat after `after` (catch-up, then live); None on each idle tick.
+        InvalidInput, before anything is read, when `after` is not a stream id."""
+        if stream_ids.parse(after) is None:
+            raise errors.InvalidInput("Last-Event-ID is not an event id of this stream.")
         queue: asyncio.Queue[Event] = asyncio.Queue()
         if chat_id not in self._queues:
             position = await events.last_id(self.redis, chat_id)
@@ -84,9 +82,9 @@ class Hub:
         self, chat_id: uuid.UUID, queue: asyncio.Queue[Event], after: str
     ) -> AsyncIterator[Event | None]:
         # Registered before the catch-up read: nothing falls between the two; ids dedupe.
-        seen = id_key(after)
+        seen = stream_ids.key(after)
         for event in await events.range_after(self.redis, chat_id, after):
-            seen = id_key(event[0])
+            seen = stream_ids.key(event[0])
             yield event
         while True:
             try:
@@ -94,8 +92,8 @@ class Hub:
             except TimeoutError:
                 yield None
                 continue
-            if id_key(event[0]) > seen:
-                seen = id_key(event[0])
+            if stream_ids.key(event[0]) > seen:
+                seen = stream_ids.key(event[0])
                 yield event
 
     def _joined(self) -> None:
@@ -148,7 +146,7 @@ class Hub:
             event = events.decode(raw_id, fields)
             position = self._positions.get(chat_id)
             # A chat that left and joined again may get entries its new position already covers
-            if position is not None and id_key(event[0]) > id_key(position):
+            if position is not None and stream_ids.key(event[0]) > stream_ids.key(position):
                 self._positions[chat_id] = event[0]
             for queue in self._queues.get(chat_id, ()):
                 queue.put_nowait(event)

@@ -358,6 +358,14 @@ FROM mcp_connectors WHERE id = $1 AND workspace_id = $2;
 -- Remove a workspace's connector; no row back when it was not there.
 DELETE FROM mcp_connectors WHERE id = $1 AND workspace_id = $2 RETURNING id;
 
+-- name: list_chat_connector_ids
+-- The ids of a workspace's connectors marked for chat use (their tools reach the chat agent).
+SELECT id FROM mcp_connectors WHERE workspace_id = $1 AND chat_use;
+
+-- name: set_mcp_connector_chat_use
+-- Mark a workspace's connector for chat use, or unmark it; no row back when it was not there.
+UPDATE mcp_connectors SET chat_use = $3 WHERE id = $1 AND workspace_id = $2 RETURNING chat_use;
+
 -- name: insert_chat
 INSERT INTO chats (workspace_id, created_by, title) VALUES ($1, $2, $3)
 RETURNING id, workspace_id, created_by, title, created_at, updated_at;

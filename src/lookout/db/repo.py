@@ -559,6 +559,19 @@ async def delete_mcp_connector(
     return await fetchval(db, "delete_mcp_connector", connector_id, workspace_id) is not None
 
 
+async def list_chat_connector_ids(db: Executor, *, workspace_id: uuid.UUID) -> set[uuid.UUID]:
+    rows = await fetch(db, "list_chat_connector_ids", workspace_id)
+    return {row["id"] for row in rows}
+
+
+async def set_mcp_connector_chat_use(
+    db: Executor, *, connector_id: uuid.UUID, workspace_id: uuid.UUID, chat_use: bool
+) -> bool | None:
+    """The flag as stored, or None when the workspace has no such connector."""
+    found = await fetchval(db, "set_mcp_connector_chat_use", connector_id, workspace_id, chat_use)
+    return None if found is None else bool(found)
+
+
 @dataclasses.dataclass(frozen=True)
 class Chat(Row):
     id: uuid.UUID

@@ -22,9 +22,16 @@ _MASK = "***"
 
 
 async def create(
-    services: Services, principal: Principal, *, name: str, url: str, headers: dict[str, str]
+    services: Services,
+    principal: Principal,
+    *,
+    name: str,
+    url: str,
+    headers: dict[str, str],
+    chat_use: bool = False,
 ) -> repo.McpConnector:
-    """Store a connector after its URL passed the SSRF rules; Conflict for a taken name."""
+    """Store a connector after its URL passed the SSRF rules; Conflict for a taken name. Its
+    tools reach the chat agent only with `chat_use` (or once it is marked so later)."""
     principal.require("editor")
     existing = await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
     if len(existing) >= MAX_CONNECTORS:
@@ -35,22 +42,47 @@ async def create(
     await remote.check_destination(url, services.settings)
     connector_id = uuid.uuid4()
     try:
-        return await repo.insert_mcp_connector(
-            services.db,
-            connector_id=connector_id,
-            workspace_id=principal.workspace_id,
-            name=name,
-            url=remote.shown_url(url),
-            url_sealed=secrets.seal(
-                services.settings.secret_key,
-                _URL_PURPOSE,
-                url.encode("utf-8"),
-                context=connector_id.bytes,
-            ),
-            headers_encrypted=_seal(services.settings.secret_key, connector_id, headers),
-        )
+        async with repo.transaction(services.db) as conn:
+            created = await repo.insert_mcp_connector(
+                conn,
+                connector_id=connector_id,
+                workspace_id=principal.workspace_id,
+                name=name,
+                url=remote.shown_url(url),
+                url_sealed=secrets.seal(
+                    services.settings.secret_key,
+                    _URL_PURPOSE,
+                    url.encode("utf-8"),
+                    context=connector_id.bytes,
+                ),
+                headers_encrypted=_seal(services.settings.secret_key, connector_id, headers),
+            )
+            if chat_use:
+                await repo.set_mcp_connector_chat_use(
+                    conn, connector_id=connector_id, workspace_id=principal.workspace_id,
+                    chat_use=True,
+                )  # fmt: skip
+            return created
     except errors.Conflict:
         raise errors.Conflict(f"This workspace already has a connector named {name!r}.") from None
+
+
+async def set_chat_use(
+    services: Services, principal: Principal, connector_id: uuid.UUID, chat_use: bool
+) -> None:
+    """Mark the connector for chat use (its tools reach the chat agent) or unmark it."""
+    principal.require("editor")
+    stored = await repo.set_mcp_connector_chat_use(
+        services.db, connector_id=connector_id, workspace_id=principal.workspace_id,
+        chat_use=chat_use,
+    )  # fmt: skip
+    if stored is None:
+        raise errors.NotFound("No such MCP connector in this workspace.")
+
+
+async def chat_use_ids(services: Services, workspace_id: uuid.UUID) -> set[uuid.UUID]:
+    """The workspace's connectors marked for chat use."""
+    return await repo.list_chat_connector_ids(services.db, workspace_id=workspace_id)
 
 
 async def list_all(services: Services, principal: Principal) -> list[repo.McpConnector]:
@@ -108,7 +140,7 @@ async def tools_of(
     return listing
 
 
-def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
+def view(services: Services, connector: repo.McpConnector, *, chat_use: bool) -> dict[str, Any]:
     """What a member may see: everything but the header values."""
     try:
         names, readable = sorted(headers_of(services, connector)), True
@@ -121,6 +153,7 @@ def view(services: Services, connector: repo.McpConnector) -> dict[str, Any]:
         "name": connector.name,
         "url": remote.shown_url(connector.url),
         "enabled": connector.enabled,
+        "chat_use": chat_use,
         "created_at": connector.created_at,
         "headers": {name: _MASK for name in names},
         "headers_readable": readable,

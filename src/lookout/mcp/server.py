@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,7 +16,7 @@ import pydantic
 from mcp.types import jsonrpc, methods
 
 import lookout
-from lookout import textsafe
+from lookout import jsonin, textsafe
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import calls, tools
@@ -57,9 +56,9 @@ class Context:
 def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
     """One JSON-RPC message, or RpcError (-32700 not JSON, -32600 not a message, or a batch)."""
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
-        message = "Parse error: the body is not JSON."
+        data = jsonin.loads(raw)
+    except jsonin.NotJson as exc:
+        message = f"Parse error: the body is not JSON. {exc.message}"
         raise RpcError(jsonrpc.PARSE_ERROR, message, http_status=400) from None
     if isinstance(data, list):
         message = "Invalid Request: batches are not supported; send one message per POST."

@@ -1,5 +1,8 @@
 """The agent's API to a workspace's connectors: their tools under names a model can call, and the
-call itself (bounded in time and output). The LLM planner offers these next to the verbs."""
+call itself (bounded in time and output). The LLM planner offers these next to the verbs, from
+the connectors the workspace marked for chat use only, and in a turn nobody watches (a scheduled
+one) only the tools their server marks `readOnlyHint` (a hint a server may get wrong, but the
+only word MCP has for it; a tool without it counts as one that writes)."""
 
 from __future__ import annotations
 
@@ -31,18 +34,24 @@ class ConnectorTool:
     qualified_name: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = False  # the server's readOnlyHint annotation
 
 
-async def tools_for(services: Services, principal: Principal) -> list[ConnectorTool]:
-    """Every enabled connector's tools; a server that cannot be reached just offers none."""
+async def tools_for(
+    services: Services, principal: Principal, *, read_only: bool = False
+) -> list[ConnectorTool]:
+    """The tools of every enabled connector marked for chat use (with `read_only`, only those
+    marked readOnlyHint); a server that cannot be reached just offers none."""
     found = await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
-    enabled = [connector for connector in found if connector.enabled]
+    chat_use = await connectors.chat_use_ids(services, principal.workspace_id)
+    enabled = [connector for connector in found if connector.enabled and connector.id in chat_use]
     listings = await asyncio.gather(*(connectors.tools_of(services, c) for c in enabled))
-    return [
+    tools = [
         _tool(connector, raw)
         for connector, listing in zip(enabled, listings, strict=True)
         for raw in listing.tools
     ]
+    return [tool for tool in tools if tool.read_only or not read_only]
 
 
 def find(tools: list[ConnectorTool], qualified_name: str) -> ConnectorTool | None:
@@ -57,6 +66,8 @@ async def call(
     connector = await connectors.get(services, principal, tool.connector_id)
     if not connector.enabled:
         raise errors.Conflict(f"The MCP connector {connector.name!r} is disabled.")
+    if connector.id not in await connectors.chat_use_ids(services, principal.workspace_id):
+        raise errors.Forbidden(f"The MCP connector {connector.name!r} is not marked for chat use.")
     headers = connectors.headers_of(services, connector)
     url = connectors.url_of(services, connector)
     return await remote.call_tool(url, headers, services.settings, tool.name, arguments)
@@ -71,7 +82,13 @@ def _tool(connector: repo.McpConnector, raw: dict[str, Any]) -> ConnectorTool:
         qualified_name=qualified_name(connector.name, name),
         description=str(raw.get("description") or raw.get("title") or name),
         input_schema=raw.get("inputSchema") or {"type": "object"},
+        read_only=_read_only_hint(raw),
     )
+
+
+def _read_only_hint(raw: dict[str, Any]) -> bool:
+    annotations = raw.get("annotations")
+    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 
 
 def qualified_name(connector_name: str, tool_name: str) -> str:

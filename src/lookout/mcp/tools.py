@@ -9,6 +9,7 @@ from typing import Any
 
 import mcp.types as mcp_types
 
+from lookout import jsonin
 from lookout.capabilities import registry
 
 JOBS_GET = "jobs_get"
@@ -147,8 +148,8 @@ def _cursor(offset: int) -> str:
 def _offset(cursor: str) -> int:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        offset = json.loads(base64.urlsafe_b64decode(padded.encode()))["offset"]
-    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeError, RecursionError):
+        offset = jsonin.loads(base64.urlsafe_b64decode(padded.encode()))["offset"]
+    except (binascii.Error, ValueError, TypeError, KeyError, UnicodeError, jsonin.NotJson):
         raise BadCursor(cursor) from None
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise BadCursor(cursor)

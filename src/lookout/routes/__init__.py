@@ -62,6 +62,9 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_delete(
         "/api/workspaces/{ws}/mcp-connectors/{connector_id}", connectors.delete_connector
     )
+    app.router.add_patch(
+        "/api/workspaces/{ws}/mcp-connectors/{connector_id}", connectors.update_connector
+    )
     app.router.add_post(
         "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test", connectors.test_connector
     )

@@ -18,7 +18,7 @@ from lookout import appkeys, errors
 from lookout.access import auth
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.chat import chats, events, parts, turns
+from lookout.chat import chats, events, parts, stream_ids, turns
 from lookout.db import repo
 from lookout.ops import shutdown
 from lookout.routes import common
@@ -172,8 +172,14 @@ async def resume(request: web.Request) -> web.StreamResponse:
     if active is None:
         return web.Response(status=204)
     turn_id, first = active
-    after = events.valid_id(request.headers.get("Last-Event-ID")) or events.previous_id(first)
+    after = _last_event_id(request) or stream_ids.previous(first)
     return await _stream_turn(request, chat.id, turn_id, after)
+
+
+def _last_event_id(request: web.Request) -> str | None:
+    """The client's Last-Event-ID when it is a stream id Redis accepts; anything else is read as
+    no id (a client that sent garbage gets the turn from its start, or the tail from now)."""
+    return stream_ids.valid(request.headers.get("Last-Event-ID"))
 
 
 async def _stream_turn(
@@ -213,8 +219,7 @@ async def tail(request: web.Request) -> web.StreamResponse:
     principal = await auth.authenticate(request)
     services = Services.of_app(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
-    after = events.valid_id(request.headers.get("Last-Event-ID"))
-    after = after or await events.last_id(services.redis, chat.id)
+    after = _last_event_id(request) or await events.last_id(services.redis, chat.id)
     async with request.app[appkeys.HUB].subscribe(chat.id, after) as source:
         return await _sse(request, _tail_frames(source))
 

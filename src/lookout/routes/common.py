@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
 
-from lookout import errors, middleware, textsafe
+from lookout import jsonin, middleware
 from lookout.access import envelope
 
 
@@ -15,14 +14,7 @@ async def json_body(request: web.Request) -> Any:
     """The parsed JSON body (size already bounded by the app); invalid_input when it is not JSON."""
     if not request.body_exists:
         return {}
-    raw = await request.read()
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # or nested too deep
-        raise errors.InvalidInput("The request body must be JSON.") from None
-    if (where := textsafe.unstorable(body)) is not None:
-        raise errors.InvalidInput(textsafe.MESSAGE, fields={where: [textsafe.MESSAGE]})
-    return body
+    return jsonin.decode(await request.read())
 
 
 def ok(request: web.Request, data: Any, *, status: int = 200, **meta: Any) -> web.Response:

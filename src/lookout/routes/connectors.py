@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from aiohttp import web
 
 from lookout import errors
 from lookout.access import auth
+from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import connectors
 from lookout.routes import common
@@ -18,7 +20,8 @@ async def list_connectors(request: web.Request) -> web.Response:
     principal = await auth.authenticate(request)
     services = Services.of_app(request.app)
     found = await connectors.list_all(services, principal)
-    views = [connectors.view(services, connector) for connector in found]
+    chat_use = await connectors.chat_use_ids(services, principal.workspace_id)
+    views = [connectors.view(services, c, chat_use=c.id in chat_use) for c in found]
     return common.ok(request, {"connectors": schema.ConnectorSchema(many=True).dump(views)})
 
 
@@ -28,7 +31,7 @@ async def create_connector(request: web.Request) -> web.Response:
     body = schema.load(schema.NewConnectorSchema(), await common.json_body(request))
     services = Services.of_app(request.app)
     created = await connectors.create(services, principal, **body)
-    view = connectors.view(services, created)
+    view = connectors.view(services, created, chat_use=body["chat_use"])
     return common.ok(request, {"connector": schema.ConnectorSchema().dump(view)}, status=201)
 
 
@@ -38,12 +41,31 @@ async def delete_connector(request: web.Request) -> web.Response:
     return common.ok(request, {"deleted": True})
 
 
+async def update_connector(request: web.Request) -> web.Response:
+    """Mark a connector for chat use or unmark it (`{"chat_use": true|false}`)."""
+    principal = await auth.authenticate(request)
+    body = schema.load(schema.ConnectorPatchSchema(), await common.json_body(request))
+    services = Services.of_app(request.app)
+    connector_id = _connector_id(request)
+    await connectors.set_chat_use(services, principal, connector_id, body["chat_use"])
+    view = await _view(services, principal, connector_id)
+    return common.ok(request, {"connector": schema.ConnectorSchema().dump(view)})
+
+
+async def _view(
+    services: Services, principal: Principal, connector_id: uuid.UUID
+) -> dict[str, Any]:
+    connector = await connectors.get(services, principal, connector_id)
+    chat_use = connector.id in await connectors.chat_use_ids(services, principal.workspace_id)
+    return connectors.view(services, connector, chat_use=chat_use)
+
+
 async def test_connector(request: web.Request) -> web.Response:
     principal = await auth.authenticate(request)
     services = Services.of_app(request.app)
     connector_id = _connector_id(request)
     tools = await connectors.test(services, principal, connector_id)
-    view = connectors.view(services, await connectors.get(services, principal, connector_id))
+    view = await _view(services, principal, connector_id)
     data = schema.TestedSchema().dump({"connector": view, "tools": tools})
     return common.ok(request, data)
 

@@ -45,6 +45,12 @@ def _no_credentials_in_url(url: str) -> None:
         raise ValidationError("Put credentials in headers, not in the URL's user and password.")
 
 
+_CHAT_USE = (
+    "Whether the chat agent may call this connector's tools (all of them while someone chats; "
+    "only those the server marks readOnlyHint in scheduled turns). New connectors: false."
+)
+
+
 class NewConnectorSchema(StrictSchema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
     url = fields.Url(
@@ -63,6 +69,7 @@ class NewConnectorSchema(StrictSchema):
         validate=validate.Length(max=MAX_HEADERS),
         metadata={"description": "Sent with every request (e.g. Authorization); stored sealed."},
     )
+    chat_use = fields.Boolean(load_default=False, metadata={"description": _CHAT_USE})
 
 
 class ConnectorSchema(StrictSchema):
@@ -73,6 +80,7 @@ class ConnectorSchema(StrictSchema):
         metadata={"description": "Scheme and host only: the whole URL is stored sealed."},
     )
     enabled = fields.Boolean(required=True)
+    chat_use = fields.Boolean(required=True, metadata={"description": _CHAT_USE})
     created_at = fields.DateTime(required=True)
     headers = fields.Dict(
         keys=fields.String(),
@@ -82,6 +90,10 @@ class ConnectorSchema(StrictSchema):
     headers_readable = fields.Boolean(
         metadata={"description": "False when LOOKOUT_SECRET_KEY changed since: re-create it."}
     )
+
+
+class ConnectorPatchSchema(StrictSchema):
+    chat_use = fields.Boolean(required=True, metadata={"description": _CHAT_USE})
 
 
 class ToolSchema(StrictSchema):

@@ -138,6 +138,12 @@ def _workspace() -> dict[str, dict[str, Any]]:
             "parameters": [_WS, _CONNECTOR_ID],
             "delete": plain("connectors_delete", "Remove an MCP connector", tag="connectors",
                             data=responses.Deleted),
+            "patch": plain(
+                "connectors_update",
+                "Mark an MCP connector for chat use (the chat agent may call its tools) or "
+                "unmark it", tag="connectors", body=connectors.ConnectorPatchSchema,
+                data=responses.CreatedConnector,
+            ),
         },
         mcp + "/{connector_id}/test": {
             "parameters": [_WS, _CONNECTOR_ID],

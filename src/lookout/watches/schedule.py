@@ -6,11 +6,15 @@ import datetime as dt
 import itertools
 import zoneinfo
 
+import croniter as croniter_errors
 from croniter import croniter
 
 from lookout import errors
 
 SAMPLE_FIRES = 60
+# A watch fires at least once a year: a cron that cannot (`0 0 30 2 *`, or `0 0 29 2 *` with
+# its four-year gaps) is refused when it is set, not left to croniter's search at every tick.
+MAX_YEARS_BETWEEN_FIRES = 1
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
 
@@ -24,30 +28,44 @@ def zone(name: str) -> zoneinfo.ZoneInfo:
         ) from None
 
 
-def next_fire(cron: str, timezone: str, after: dt.datetime) -> dt.datetime:
-    """The first fire strictly after `after`, in UTC; wall-clock times follow the zone's DST."""
+def next_fire(
+    cron: str, timezone: str, after: dt.datetime, *, within_years: int | None = None
+) -> dt.datetime:
+    """The first fire strictly after `after`, in UTC; wall-clock times follow the zone's DST.
+    With `within_years`, InvalidInput when there is none that soon (or none at all)."""
     local = after.astimezone(zone(timezone))
-    fire: dt.datetime = croniter(cron, local).get_next(dt.datetime)
+    try:
+        found = croniter(cron, local, max_years_between_matches=within_years)
+        fire: dt.datetime = found.get_next(dt.datetime)
+    except (croniter_errors.CroniterError, OverflowError):  # no such date, or past year 9999
+        raise errors.InvalidInput(
+            f"{cron!r} does not fire at least once a year (is the date impossible, such as "
+            "30 February?).",
+            fields={"cadence": ["no fire within a year"]},
+        ) from None
     return fire.astimezone(dt.UTC)
 
 
-def fires(cron: str, timezone: str, after: dt.datetime, count: int) -> list[dt.datetime]:
+def fires(
+    cron: str, timezone: str, after: dt.datetime, count: int, *, within_years: int | None = None
+) -> list[dt.datetime]:
     out, current = [], after
     for _ in range(count):
-        current = next_fire(cron, timezone, current)
+        current = next_fire(cron, timezone, current, within_years=within_years)
         out.append(current)
     return out
 
 
 def validate(cron: str, timezone: str, *, min_minutes: int, now: dt.datetime) -> None:
-    """InvalidInput unless `cron` is a 5-field cron firing at most every `min_minutes`."""
+    """InvalidInput unless `cron` is a 5-field cron firing at most every `min_minutes` and at
+    least once a year (every gap of its first SAMPLE_FIRES fires)."""
     if len(cron.split()) != 5 or not croniter.is_valid(cron):
         raise errors.InvalidInput(
             f"{cron!r} is not a 5-field cron (minute hour day month weekday).",
             fields={"cadence": ["invalid cron"]},
         )
     zone(timezone)
-    sample = fires(cron, timezone, now, SAMPLE_FIRES)
+    sample = fires(cron, timezone, now, SAMPLE_FIRES, within_years=MAX_YEARS_BETWEEN_FIRES)
     gap = min((b - a for a, b in itertools.pairwise(sample)), default=dt.timedelta.max)
     if gap < dt.timedelta(minutes=min_minutes):
         raise errors.InvalidInput(

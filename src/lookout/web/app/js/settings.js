@@ -1,7 +1,7 @@
 // Settings: API keys, usage, MCP connectors, how to connect an agent over MCP, invites (owners)
 // and the account (sign out everywhere).
 
-import { ApiError, del, get, post } from "./api.js";
+import { ApiError, del, get, patch, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
 import { canEdit, state } from "./state.js";
 
@@ -262,6 +262,16 @@ function usageSection() {
 
 // ---- MCP connectors ----------------------------------------------------------------------
 
+/** "Use in chats": the chat agent may call the connector's tools (read-only ones only in
+ * scheduled checks). Off for a new connector unless ticked. */
+function chatUseBox(attrs) {
+  const id = uid("chatuse");
+  const input = h("input", { id, type: "checkbox", ...attrs });
+  if (attrs.checked) input.checked = true;
+  return h("div", { class: "field checkbox" }, input,
+    h("label", { for: id }, "Use in chats (scheduled checks use only its read-only tools)"));
+}
+
 function connectorsSection() {
   const list = h("div", {});
   const error = alertBox();
@@ -281,6 +291,7 @@ function connectorsSection() {
     field("URL", { name: "url", type: "url", required: true, placeholder: "https://example.com/mcp" },
       "The server’s Streamable HTTP endpoint."),
     headerRows,
+    chatUseBox({ name: "chat_use" }),
     h("div", { class: "form-actions" },
       h("button", { type: "button", class: "secondary small", onclick: addHeaderRow }, "Add another header"),
       h("button", { type: "submit", class: "primary", disabled: !canEdit() }, "Add connector")));
@@ -323,12 +334,27 @@ function connectorsSection() {
         showError(error, failure);
       }
     });
+    const chatUse = chatUseBox({ checked: connector.chat_use, disabled: !canEdit() });
+    const box = chatUse.querySelector("input");
+    box.addEventListener("change", async () => {
+      box.disabled = true;
+      try {
+        await patch(`/api/workspaces/${state.me.workspace.id}/mcp-connectors/${connector.id}`,
+          { chat_use: box.checked });
+        announce(`${connector.name}: ${box.checked ? "used" : "not used"} in chats.`);
+      } catch (failure) {
+        box.checked = !box.checked;
+        showError(error, failure);
+      } finally {
+        box.disabled = !canEdit();
+      }
+    });
     const headerNames = Object.keys(connector.headers || {});
     return h("li", { class: "connector" },
       h("div", {}, h("strong", {}, connector.name), " ", h("code", { class: "url" }, connector.url),
         h("p", { class: "meta" }, headerNames.length ? `Sends ${headerNames.join(", ")}` : "No headers",
           connector.headers_readable === false ? " · unreadable: the secret key changed, add it again" : "")),
-      h("div", { class: "row-actions" }, test, remove), result);
+      chatUse, h("div", { class: "row-actions" }, test, remove), result);
   }
 
   form.addEventListener("submit", async (event) => {
@@ -342,7 +368,8 @@ function connectorsSection() {
     }
     try {
       await post(`/api/workspaces/${state.me.workspace.id}/mcp-connectors`,
-        { name: String(data.get("name")).trim(), url: String(data.get("url")).trim(), headers });
+        { name: String(data.get("name")).trim(), url: String(data.get("url")).trim(), headers,
+          chat_use: data.get("chat_use") === "on" });
       form.reset();
       announce("Connector added.");
       await load();
