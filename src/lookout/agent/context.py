@@ -39,6 +39,8 @@ class TurnContext:
     job_deadline_s: float = 300.0
     # The turn's verb calls' settles, written with the turn's answer (turns.execute).
     settlements: list[credits.Settlement] = dataclasses.field(default_factory=list)
+    # What this turn's looks at watched sources found (agent.looks): a run's data, its parts.
+    diffs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def scheduled(self) -> bool:

@@ -151,6 +151,7 @@ def _number(
 _JOB_ID, _WS, _KEY_ID = _path("job_id"), _path("ws"), _path("key_id")
 _CHAT_ID, _WATCH_ID = _path("chat_id"), _path("automation_id")
 _CONNECTOR_ID, _TARGET_ID = _path("connector_id"), _path("target_id")
+_RUN_ID = _path("run_id")
 _LIMIT = _number("limit", "At most this many (default 50)", least=1, most=chat_pages.MAX_PAGE)
 _LAST_EVENT_ID = {
     "name": "Last-Event-ID",
@@ -292,7 +293,15 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     },
     "/api/automations/{automation_id}/runs": {
         "parameters": [_WATCH_ID],
-        "get": _plain("A watch's last 100 runs and their notification deliveries"),
+        "get": _plain(
+            "A watch's last 100 runs, what each found (`changes`: {changed, modified: [{before, "
+            "after}], added, removed, moved, counts, sources}; null when nothing was compared) "
+            "and their notification deliveries"
+        ),
+    },
+    "/api/automations/{automation_id}/runs/{run_id}": {
+        "parameters": [_WATCH_ID, _RUN_ID],
+        "get": _plain("One run of a watch: its status, what it found and its deliveries"),
     },
 }
 
