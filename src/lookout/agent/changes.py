@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from typing import Any
 
 from lookout.agent import diffing, lines, marking, results, volatile
@@ -28,6 +29,7 @@ MAX_SOURCES = 20  # snapshots per chat, oldest dropped
 SHOWN = 8  # lines of each kind said in a chat answer or a notification
 DATA_ITEMS = 20  # lines of each kind kept as data on a run, a part or a webhook payload
 KINDS = ("modified", "added", "removed", "moved")
+_RANK = re.compile(r"^\d{1,9}\. ")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +168,12 @@ def said(kind: str, before: str | None, after: str | None) -> str:
     if kind == "removed":
         return f"- {marking.clip(before or '')}"
     moved = marking.clip(after or "")
-    return f"↕ {moved} (was {marking.clip(before or '')})" if before != after else f"↕ {moved}"
+    if before == after or before is None:
+        return f"↕ {moved}"
+    old, new = _RANK.match(before), _RANK.match(moved)
+    if old and new and before[old.end() :] == moved[new.end() :]:  # a ranked item: 3. → 1.
+        return f"↕ {moved[new.end() :]} ({old.group(0).strip()} → {new.group(0).strip()})"
+    return f"↕ {moved} (was {marking.clip(before)})"
 
 
 def data(looked: Looked) -> dict[str, Any]:

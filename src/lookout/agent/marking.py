@@ -1,9 +1,12 @@
 """Word-level marking of a modified line: "Rooms from «149 → 129» € per night".
 
 difflib.SequenceMatcher over word tokens (a number with its separators, "09:00", "3.12.11",
-"1,234", is one token). Measured against diff-match-patch (character diff + semantic cleanup) on
-the mutation corpus's modified lines: both mark the same changed words; difflib needs no
-dependency and, on word tokens, no clean-up pass (a character diff marks "1[4→2]9").
+"1,234", is one token). Measured against diff-match-patch 20241021 (character diff, then
+semantic clean-up) on the 212 modified lines of the mutation corpus's edits on 21 real pages:
+dmp took 245 µs a line against difflib's 1,174 µs, but it marks characters — "149 → 129" came
+out as "4 → 2", "3.12.10 → 3.12.11" as "0 → 1" — so the new value was whole in a marked piece
+for 97 of 212 lines, against 212 of 212 with difflib on words. Only modified lines are marked,
+a handful a report: correctness over speed, and no dependency.
 """
 
 from __future__ import annotations

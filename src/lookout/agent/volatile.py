@@ -20,8 +20,9 @@ MAX_RECORDED = 10  # changes a check may have for its lines to be candidates
 MAX_VOLATILE = 10  # marked lines per source
 MANY = "*"
 UNDO = re.compile(
-    r"\b(?:include|report|show|track|watch|mention)\b.{0,80}\bagain\b|\bstop ignoring\b"
-    r"|\b(?:don'?t|do not|stop) (?:ignore|ignoring|leave out|leaving out|skip|skipping)\b",
+    r"\b(?:include|report|show|mention)\b.{0,60}\b(?:line|lines|clock|counter|it|that|them"
+    r"|those)\b.{0,20}\bagain\b|\bstop (?:ignoring|leaving out|skipping)\b"
+    r"|\b(?:don'?t|do not) (?:ignore|leave out|skip)\b",
     re.IGNORECASE | re.DOTALL,
 )
 _WORD = re.compile(r"\w[\w'\u2019-]*")
