@@ -131,6 +131,8 @@ def test_a_line_changing_on_every_check_alone_is_marked_volatile_once_and_can_co
         if looked is not None:
             notes.append(looked.note)
             reports.append(looked.changed)
+            if looked.note:
+                assert looked.note in changes.describe(looked)  # said in the chat's answer
 
     assert reports == [True, True, True, False, False]
     assert [bool(note) for note in notes] == [False, False, True, False, False]

@@ -216,5 +216,12 @@ def run_data(sources: list[dict[str, Any]]) -> dict[str, Any]:
         out[kind] = [item for source in sources for item in source[kind]][:DATA_ITEMS]
     out["counts"] = {kind: sum(s["counts"][kind] for s in sources) for kind in KINDS}
     keep = ("url", "title", "since", "changed", *KINDS, "counts")
-    out["sources"] = [{key: source[key] for key in keep} for source in sources]
+    out["sources"] = [{key: source[key] for key in keep} for source in trimmed(sources)]
     return out
+
+
+def trimmed(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each source's data with its lists cut to a share of DATA_ITEMS: a watch of 20 pages
+    keeps what one page would (counts stay exact)."""
+    share = max(2, DATA_ITEMS // max(1, len(sources)))
+    return [{**source, **{kind: source[kind][:share] for kind in KINDS}} for source in sources]

@@ -13,8 +13,9 @@ DIFF_PART = "data-diff"
 
 
 def parts_of(diffs: list[dict[str, Any]]) -> list[parts.Part]:
+    changed = [data for data in diffs if data["changed"]]
     out: list[parts.Part] = [
-        {"type": "data-change", "data": data} for data in diffs if data["changed"]
+        {"type": "data-change", "data": data} for data in changes.trimmed(changed)
     ]
     if diffs:
         out.append({"type": DIFF_PART, "data": changes.run_data(diffs)})
