@@ -1,7 +1,7 @@
 """Benchmark: Lookout side by side with changedetection.io, then Lookout's cost of scale.
 
     .venv/bin/python bench/versus.py [--pages 1000] [--cycles 5]
-        [--scale 100:50,1000:50,10000:3] [--skip-scale] [--check]
+        [--scale 100:50,1000:50,10000:3] [--skip-scale] [--real 20] [--only-real] [--check]
 
 Side by side, same machine, same run: one local server process serves --pages pages; each is
 watched once by both systems. changedetection.io (pip-installed into .bench/changedetection on
@@ -17,6 +17,10 @@ Lookout here) and the dispatcher's own CPU; for changedetection.io its one proce
 Detection: Lookout's run answer says "Changed since" or "No change since"; changedetection.io's
 `last_changed` moves.
 Targets: Lookout's cycle >= 2x faster at no more CPU, 0 false positives, 0 misses.
+
+Realistic (--real PAGES, bench/_realistic.py): real article pages with real edits inside the
+article and noise in the markup or outside it, the same for both tools; each tool's reported and
+missed edits and false changes, beside its cycle time and CPU.
 
 Cost of scale (--scale SIZE:CYCLES,...): for each size, a fresh database, SIZE watches, CYCLES
 cycles (10 % of pages edited from the second on): dispatch time (alone, with no worker
@@ -42,6 +46,7 @@ import _lookout
 import _out
 import _pages
 import _procs
+import _realistic
 import _scale
 import services
 
@@ -188,18 +193,31 @@ async def side_by_side(args: argparse.Namespace, dsn: str, redis_url: str) -> bo
     return summary(results, args.pages)
 
 
+async def realistic(args: argparse.Namespace, dsn: str, redis_url: str) -> bool:
+    """The mutation corpus's real pages, edits and noise for both tools (bench/_realistic.py)."""
+    try:
+        python = _cdio.ensure_installed()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _out.figure("realistic", f"not run: changedetection.io could not be installed ({exc})")
+        return False
+    return await _realistic.run(dsn, redis_url, python, args.real)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--cycles", type=int, default=5, help="measured cycles (after warm-up)")
     parser.add_argument("--scale", default="100:50,1000:50,10000:3", help="SIZE:CYCLES,...")
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--real", type=int, default=20, help="real article pages (realistic)")
+    parser.add_argument("--only-real", action="store_true", help="only the realistic cases")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
     _out.figure("machine", _out.machine())
     with services.backing() as (dsn, redis_url):
-        ok = asyncio.run(side_by_side(args, dsn, redis_url))
-        if not args.skip_scale:
+        ok = True if args.only_real else asyncio.run(side_by_side(args, dsn, redis_url))
+        ok &= asyncio.run(realistic(args, dsn, redis_url))
+        if not args.skip_scale and not args.only_real:
             ok &= asyncio.run(_scale.run(_scale.plan(args.scale), dsn, redis_url))
     return 1 if args.check and not ok else 0
 

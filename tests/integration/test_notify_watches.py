@@ -224,8 +224,11 @@ async def test_a_page_flipping_between_two_versions_is_reported_once_with_two_co
 
     # Then only the first flip and the genuinely new version were sent; the flaps say why not
     assert summary["notify"]["compared_versions"] == 2
-    added = [body["changes"][0]["added"] for body in receiver.bodies()]
-    assert added == [["Menu B"], ["Menu C"]]
+    # ("Menu A" → "Menu B" is one line edited: a modified line, before → after)
+    edited = [body["changes"][0]["modified"] for body in receiver.bodies()]
+    assert edited == [[{"before": "Menu A", "after": "Menu B"}],
+                      [{"before": "Menu B", "after": "Menu C"}]]  # fmt: skip
+    assert [body["diff"]["changed"] for body in receiver.bodies()] == [True, True]
     runs = await history(stack, tenant, watch)
     assert [[d["status"] for d in run["deliveries"]] for run in runs] == [
         [],

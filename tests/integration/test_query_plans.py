@@ -58,13 +58,14 @@ def _whole_reads(plan: dict[str, Any]) -> list[str]:
 
 
 def _release_args(run: uuid.UUID, workspace: uuid.UUID, request_id: str) -> tuple[object, ...]:
-    """A turn's end as release_chat_lease takes it: message, one settle, run end, checkpoint."""
+    """A turn's end as release_chat_lease takes it: message, one settle, run end, checkpoint,
+    what the run found."""
     chat = uuid.uuid4()
     return (
         chat, uuid.uuid4(), uuid.uuid4(), "assistant", "automation", "[]", run,
         [workspace], [request_id], [1], "succeeded", None,
         str(chat), "", "cp-2", "cp-1", "{}", "{}", ["pages", "turns"], ["2", "2"],
-        ["msgpack", "msgpack"], [b"", b""],
+        ["msgpack", "msgpack"], [b"", b""], '{"changed": false}',
     )  # fmt: skip
 
 

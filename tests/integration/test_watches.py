@@ -37,8 +37,10 @@ async def page(aiohttp_server: Any) -> dict[str, Any]:
 
     async def handle(request: web.Request) -> web.Response:
         items = "".join(f"<li>{line}</li>" for line in state["lines"])
-        html = f"<html><head><title>Menu</title></head><body><main><h1>Menu</h1><ul>{items}</ul>"
-        html += f"<p>Updated {dt.datetime.now(dt.UTC):%H:%M:%S}</p></main></body></html>"
+        # A clock in the page's header, outside its main content: chrome, not a change.
+        clock = f"<header><p>Updated {dt.datetime.now(dt.UTC):%H:%M:%S}</p></header>"
+        html = f"<html><head><title>Menu</title></head><body>{clock}<main><h1>Menu</h1>"
+        html += f"<ul>{items}</ul></main></body></html>"
         return web.Response(text=html, content_type="text/html")
 
     server_app = web.Application()

@@ -1,88 +1,203 @@
+"""What changed between two looks at a page: every edit of the content, nothing else."""
+
 from __future__ import annotations
 
-from lookout.agent import changes
+from typing import Any
+
+from lookout.agent import changes, lines, results, volatile
+
+BEFORE = """# Hotel Aurora
+
+Rooms from 149 € per night, breakfast included.
+
+Only 3 seats left on the 09:00 shuttle; the deadline is March 3, 2025.
+
+Current release: 3.12.10, signed by Anna Berg.
+
+1. Alpha
+2. Beta
+3. Gamma
+
+- 149 € — double room
+- 99 € — single room
+
+A paragraph that stays as it is, with [a link](https://a.example/x?id=3).
+
+Posted 5 minutes ago"""
 
 
-def test_whitespace_markup_order_and_timestamps_are_not_changes() -> None:
-    before = changes.snapshot(
-        "# Prices\n\n* Apple **1.20**\n* Pear 2.00\n\nUpdated 10:15 on 2026-11-29\n3 minutes ago"
+def look(before: str, after: str, *, scheduled: bool = False) -> changes.Looked:
+    pages: dict[str, Any] = {}
+    assert changes.track(pages, "u", changes.page_entry(before), at="t0", title="T",
+                         scheduled=scheduled) is None  # fmt: skip
+    looked = changes.track(pages, "u", changes.page_entry(after, pages["u"]), at="t1",
+                           title="T", scheduled=scheduled)  # fmt: skip
+    assert looked is not None
+    return looked
+
+
+def test_numbers_times_dates_versions_and_names_are_content() -> None:
+    after = (
+        BEFORE.replace("149 € per", "129 € per").replace("3 seats", "2 seats")
+        .replace("09:00", "10:30").replace("March 3,", "March 17,")
+        .replace("3.12.10", "3.12.11").replace("Anna Berg", "Anna Lind")
+        .replace("- 149 € — double", "- 119 € — double")
+    )  # fmt: skip
+
+    looked = look(BEFORE, after)
+    text = changes.describe(looked)
+
+    assert looked.changed and len(changes.of_kind(looked.changes, "modified")) == 4
+    assert "Rooms from «149 → 129» € per night" in text
+    for new in ("«3 → 2»", "«09:00 → 10:30»", "«3 → 17»", "«3.12.10 → 3.12.11»", "«Berg → Lind»"):
+        assert new in text, new
+    assert "«149 → 119» € — double room" in text
+    data = changes.data(looked)
+    assert data["modified"][0] == {
+        "before": "Rooms from 149 € per night, breakfast included.",
+        "after": "Rooms from 129 € per night, breakfast included.",
+    }
+    assert data["counts"] == {"modified": 4, "added": 0, "removed": 0, "moved": 0}
+
+
+def test_a_reordered_ranked_list_reads_as_moved_and_paragraphs_as_added_removed() -> None:
+    after = BEFORE.replace("1. Alpha\n2. Beta\n3. Gamma", "1. Gamma\n2. Alpha\n3. Beta")
+    after = after.replace("- 99 € — single room\n", "- 99 € — single room\n\nA new paragraph.\n")
+    after = after.replace("Current release: 3.12.10, signed by Anna Berg.\n", "")
+
+    data = changes.data(look(BEFORE, after))
+
+    assert data["moved"] == [{"before": "3. Gamma", "after": "1. Gamma"}]
+    assert data["added"] == ["A new paragraph."]
+    assert data["removed"] == ["Current release: 3.12.10, signed by Anna Berg."]
+    assert data["modified"] == []
+
+
+def test_markup_whitespace_tracking_parameters_and_relative_times_are_not_changes() -> None:
+    after = (
+        BEFORE.replace("Rooms from", "**Rooms** from").replace("# Hotel", "## Hotel")
+        .replace("- 149", "* 149").replace("breakfast included", "breakfast   included")
+        .replace("?id=3", "?id=3&utm_source=news&fbclid=XYZ&_=1733000000#top")
+        .replace("5 minutes ago", "just now")
+    )  # fmt: skip
+
+    looked = look(BEFORE, after)
+
+    assert not looked.changed
+    assert changes.describe(looked) == "No change since t0."
+
+
+def test_no_line_cap_an_edit_deep_in_a_long_page_is_found_and_storage_is_bounded() -> None:
+    long = "\n\n".join(
+        f"Paragraph {i} says something rather long " + "x" * 200 for i in range(2000)
     )
-    after = changes.snapshot(
-        "## Prices\n- Pear   2.00\n- Apple 1.20\nUpdated 11:47 on 2026-11-30\n12 minutes ago\n"
-    )
+    edited = long.replace("Paragraph 1990 says", "Paragraph 1990 said")
 
-    result = changes.diff(before, after)
+    entry = changes.page_entry(long)
+    looked = look(long, edited)
 
-    assert not result.changed
-    assert changes.describe(result, "yesterday") == "No change since yesterday."
-
-
-def test_added_and_removed_lines_are_reported_verbatim() -> None:
-    before = changes.snapshot("# Menu\n- Soup of the day\n- Bread\n- Old cake")
-    after = changes.snapshot("# Menu\n- Soup of the day\n- Bread\n- Fresh tart\n- Coffee")
-
-    result = changes.diff(before, after)
-    text = changes.describe(result, "Monday")
-
-    assert result.added == ["- Fresh tart", "- Coffee"]
-    assert result.removed == ["- Old cake"]
-    assert "Added (2):" in text and "+ - Fresh tart" in text and "- - Old cake" in text
+    assert sum(len(line) for line in entry["lines"]) <= changes.KEPT_BYTES
+    assert len(entry["hashes"]) > 1000  # the rest of the page, by hash
+    assert looked.changed and changes.data(looked)["counts"]["modified"] == 1
+    assert "said" in changes.describe(looked)
 
 
-def test_a_changed_number_is_a_change() -> None:
-    result = changes.diff(changes.snapshot("Price: 10 EUR"), changes.snapshot("Price: 12 EUR"))
+def test_reports_are_bounded_with_and_n_more() -> None:
+    before = "\n\n".join(f"Item number {i} is here" for i in range(50))
+    after = before + "\n\n" + "\n\n".join(f"Brand new thing {i}" for i in range(30))
 
-    assert result.added == ["Price: 12 EUR"] and result.removed == ["Price: 10 EUR"]
+    looked = look(before, after)
+    text = changes.describe(looked)
+    data = changes.data(looked)
 
-
-def test_snapshots_and_memory_are_bounded() -> None:
-    lines = changes.snapshot("\n".join(f"line number {i} " + "x" * 500 for i in range(1000)))
-    pages: dict[str, object] = {}
-    for i in range(30):
-        changes.remember(pages, f"https://a.example/{i}", "t", "title", ["x"], "d")  # type: ignore[arg-type]
-
-    assert len(lines) == changes.MAX_LINES
-    assert max(len(line) for line in lines) == changes.MAX_LINE_CHARS
-    assert len(pages) == 20
-    assert "https://a.example/29" in pages and "https://a.example/0" not in pages
+    assert f"… and {30 - changes.SHOWN} more" in text
+    assert len(data["added"]) == changes.DATA_ITEMS and data["counts"]["added"] == 30
 
 
-def test_a_snapshot_digest_is_blind_to_what_diff_ignores_and_sees_what_it_sees() -> None:
-    lines, version = changes.capture("# Prices\n* Apple 1.20\n* Pear 2.00\nUpdated 10:15")
-    reordered, same = changes.capture("- Pear   2.00\n## Prices\n- Apple 1.20\nUpdated 11:47")
-    _, changed = changes.capture("# Prices\n* Apple 1.25\n* Pear 2.00\nUpdated 10:15")
+def test_canonical_urls_drop_tracking_session_and_cache_busters_only() -> None:
+    url = "https://a.example/p;jsessionid=AB12?utm_medium=x&page=2&v=1733&mc_cid=9&sid=77&q=soap#s"
 
-    assert lines == changes.snapshot("# Prices\n* Apple 1.20\n* Pear 2.00\nUpdated 10:15")
-    assert version == same == changes.digest(lines) == changes.digest(reordered)
-    assert not changes.diff(lines, reordered).changed
-    assert changed != version
+    assert lines.canonical_url(url) == "https://a.example/p?page=2&q=soap"
+    assert lines.canonical_url("https://a.example/dl?v=3.12.11") == "https://a.example/dl?v=3.12.11"
 
 
-def test_a_long_line_digests_as_it_is_kept() -> None:
-    lines, version = changes.capture("A " + "word " * 200 + "\nShort line here")
+def test_a_line_changing_on_every_check_alone_is_marked_volatile_once_and_can_come_back() -> None:
+    pages: dict[str, Any] = {}
+    notes, reports = [], []
+    for minute in range(6):
+        page = f"# News\n\nA steady paragraph.\n\nLast refreshed 10:{minute:02d}:17"
+        entry = changes.page_entry(page, pages.get("u"))
+        looked = changes.track(pages, "u", entry, at=f"t{minute}", title="T", scheduled=True)
+        if looked is not None:
+            notes.append(looked.note)
+            reports.append(looked.changed)
+            if looked.note:
+                assert looked.note in changes.describe(looked)  # said in the chat's answer
 
-    assert len(lines[0]) == changes.MAX_LINE_CHARS
-    assert version == changes.digest(lines)
+    assert reports == [True, True, True, False, False]
+    assert [bool(note) for note in notes] == [False, False, True, False, False]
+    assert "include the Last line again" in notes[2]
+
+    said = volatile.undo("please include the Last line again", pages)
+    page = "# News\n\nA steady paragraph.\n\nLast refreshed 11:00:17"
+    again = changes.track(pages, "u", changes.page_entry(page, pages["u"]), at="t9",
+                          title="T", scheduled=True)  # fmt: skip
+    assert said is not None and "again" in said
+    assert again is not None and again.changed
 
 
-def test_a_page_remembered_without_a_digest_gets_one_from_its_lines() -> None:
-    lines, version = changes.capture("Soup of the day\nApple tart")
-    pages: dict[str, object] = {}
-    changes.remember(pages, "https://a.example/", "t", "Menu", lines, version)
+def test_other_changes_in_the_same_runs_keep_a_line_from_being_marked_volatile() -> None:
+    pages: dict[str, Any] = {}
+    notes = []
+    for run in range(5):
+        page = f"Counter {run * 7}\n\nStory number {run}" if run % 2 else f"Counter {run * 7}"
+        entry = changes.page_entry(page, pages.get("u"))
+        looked = changes.track(pages, "u", entry, at=f"t{run}", title="T", scheduled=True)
+        notes.append(looked.note if looked else "")
 
-    assert changes.page_digest(pages["https://a.example/"]) == version  # type: ignore[arg-type]
-    assert changes.page_digest({"lines": lines}) == version
+    assert not any(notes)
 
 
-def test_unchanged_markdown_reuses_the_remembered_snapshot_and_changed_markdown_does_not() -> None:
-    markdown = "# Menu\n- Soup of the day\n- Apple tart"
-    lines, version, source = changes.observe(markdown, None)
-    remembered = {"lines": ["kept as remembered"], "digest": "d" * 32, "source": source}
+def test_maps_results_report_new_removed_and_changed_fields() -> None:
+    def place(ref: str, rating: float, count: int) -> dict[str, Any]:
+        return {"place_ref": f"google:{ref}", "name": f"Café {ref}", "address": "Main St 1",
+                "rating": rating, "reviews_count": count, "provider": "google"}  # fmt: skip
 
-    same = changes.observe(markdown, remembered)
-    edited = changes.observe(markdown + "\n- Pear crumble", remembered)
+    before = results.entry("maps.search", {"places": [place("a", 4.5, 120), place("b", 4.0, 9)]})
+    after = results.entry("maps.search", {"places": [place("c", 3.9, 1), place("a", 4.3, 121)]})
+    pages: dict[str, Any] = {}
+    changes.track(pages, "k", before, at="t0", title="k", scheduled=True)
+    looked = changes.track(pages, "k", after, at="t1", title="k", scheduled=True)
 
-    assert (lines, version) == changes.capture(markdown)
-    assert same == (["kept as remembered"], "d" * 32, source)
-    assert edited[0] == changes.snapshot(markdown + "\n- Pear crumble") and edited[2] != source
-    assert changes.observe(markdown, {"lines": ["old"], "digest": "x"})[0] == lines  # no hash
+    assert looked is not None
+    data = changes.data(looked)
+    assert data["counts"] == {"modified": 1, "added": 1, "removed": 1, "moved": 0}
+    assert "«4.5 → 4.3»" in changes.describe(looked) and "«120 → 121»" in changes.describe(looked)
+    assert data["added"] == ["Café c — Main St 1 — rated 3.9 — 1 reviews"]
+
+
+def test_search_results_report_new_and_removed_links_not_their_rank() -> None:
+    pages: dict[str, Any] = {}
+
+    def search(*urls: str) -> changes.Looked | None:
+        links = [{"url": url, "title": url.split("?")[0][-1]} for url in urls]
+        output = {"links": links, "source": "search", "truncated": False}
+        entry = results.entry("web.discover", output)
+        return changes.track(pages, "k", entry, at="t", title="k", scheduled=False)
+
+    search("https://a/1", "https://a/2")
+    same = search("https://a/2", "https://a/1?utm_source=x")
+    new = search("https://a/2", "https://a/3")
+
+    assert same is not None and not same.changed
+    assert new is not None and changes.data(new)["added"] == ["3 — https://a/3"]
+    assert changes.data(new)["removed"] == ["1 — https://a/1"]
+
+
+def test_a_snapshot_from_before_this_version_is_a_first_look_not_a_change() -> None:
+    pages: dict[str, Any] = {"u": {"at": "t", "title": "T", "lines": ["old"], "digest": "d"}}
+
+    looked = changes.track(pages, "u", changes.page_entry("new text"), at="t1", title="T",
+                           scheduled=True)  # fmt: skip
+
+    assert looked is None and pages["u"]["v"] == changes.VERSION

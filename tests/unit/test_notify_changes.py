@@ -1,48 +1,54 @@
-"""The `data-change` parts a scheduled turn emits: what notifications and flap suppression read."""
+"""The parts a scheduled turn emits from its looks: a `data-change` per changed source (what
+notifications and flap suppression read) and one `data-diff`, the run's result."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lookout.agent import planner_rules
+from lookout.agent import changes, report
 
 
-def snap(*lines: str, at: str = "2025-01-01 09:00 UTC") -> dict[str, Any]:
-    return {"at": at, "title": "Menu", "lines": list(lines)}
+def looked(pages: dict[str, Any], markdown: str, at: str) -> list[dict[str, Any]]:
+    entry = changes.page_entry(markdown, pages.get("u"))
+    found = changes.track(pages, "u", entry, at=at, title="Menu", scheduled=True)
+    return [changes.data(found)] if found else []
 
 
-def test_a_first_sight_or_an_untouched_page_emits_nothing() -> None:
-    kept = snap("Soup of the day", "Fresh bread")
+def test_a_first_sight_emits_nothing_and_an_untouched_page_only_the_run_result() -> None:
+    pages: dict[str, Any] = {}
 
-    assert planner_rules.change_parts({}, {"https://a.example/": kept}) == []
-    assert planner_rules.change_parts({"u": kept}, {"u": kept}) == []
+    first = report.parts_of(looked(pages, "Soup of the day\n\nFresh bread", "a"))
+    again = report.parts_of(looked(pages, "Soup of the day\n\nFresh bread", "b"))
 
-
-def test_a_clock_or_a_reordering_is_no_change() -> None:
-    before = {"u": snap("Soup of the day", "Updated 09:00", "Fresh bread")}
-    after = {"u": snap("Fresh bread", "Soup of the day", "Updated 10:42", at="later")}
-
-    assert planner_rules.change_parts(before, after) == []
+    assert first == []
+    assert [part["type"] for part in again] == ["data-diff"]
+    assert again[0]["data"]["changed"] is False and again[0]["data"]["sources"][0]["since"] == "a"
+    assert report.run_data(again) == again[0]["data"]
 
 
-def test_a_change_says_what_was_added_and_removed_and_digests_both_versions() -> None:
-    a, b = snap("Soup of the day", "Fresh bread"), snap("Soup of the day", "Apple tart", at="b")
+def test_a_change_says_what_changed_and_digests_both_versions() -> None:
+    pages: dict[str, Any] = {}
+    looked(pages, "Soup of the day\n\nFresh bread", "a")
 
-    [part] = planner_rules.change_parts({"u": a}, {"u": b})
-    [back] = planner_rules.change_parts({"u": b}, {"u": snap("Fresh bread", "Soup of the day")})
+    change, diff = report.parts_of(looked(pages, "Soup of the day\n\nApple tart", "b"))
+    [back, _] = report.parts_of(looked(pages, "Soup of the day\n\nFresh bread", "c"))
 
-    assert part["type"] == "data-change"
-    data = part["data"]
+    assert change["type"] == "data-change" and diff["type"] == "data-diff"
+    data = change["data"]
     assert (data["added"], data["removed"]) == (["Apple tart"], ["Fresh bread"])
-    assert (data["added_count"], data["removed_count"], data["since"]) == (1, 1, a["at"])
+    assert (data["added_count"], data["removed_count"], data["since"]) == (1, 1, "a")
+    assert diff["data"]["changed"] is True and diff["data"]["added"] == ["Apple tart"]
     assert data["before"] != data["after"]
-    assert back["data"]["after"] == data["before"]  # back to version A, whatever the order
+    assert back["data"]["after"] == data["before"]  # back to version A
 
 
 def test_a_big_change_carries_a_bounded_excerpt_and_exact_counts() -> None:
-    many = [f"Item number {i}" for i in range(100)]
+    pages: dict[str, Any] = {}
+    looked(pages, "Nothing yet", "a")
 
-    [part] = planner_rules.change_parts({"u": snap("Nothing yet")}, {"u": snap(*many)})
+    [change, diff] = report.parts_of(
+        looked(pages, "\n\n".join(f"Item {i}" for i in range(100)), "b")
+    )
 
-    assert len(part["data"]["added"]) == planner_rules.CHANGE_LINES
-    assert part["data"]["added_count"] == 100
+    assert len(change["data"]["added"]) == changes.DATA_ITEMS
+    assert change["data"]["added_count"] == 100 and diff["data"]["counts"]["added"] == 100

@@ -1,7 +1,16 @@
-"""What changed on a page between two turns: pure, from snapshots kept in the thread state.
+"""What changed on a watched source between two looks: pure, from snapshots in the thread state.
 
-A snapshot is the page's meaningful lines, normalized so that whitespace, markup order,
-timestamps and dates alone never read as a change.
+A page's snapshot is its markdown lines (agent.lines says what of a line is compared), kept
+verbatim up to KEPT_BYTES and, past that, as an 8-byte hash per line: every line of the page
+is compared (no line cap), only what is kept is bounded. The diff (agent.diffing) reports every
+edit of the content: modified lines as before → after with the changed words marked, added,
+removed and moved lines. Search, site and maps results are compared item by item
+(agent.results). Lines that change on every check while nothing else does are left out once
+noticed (agent.volatile).
+
+What a watch relies on from extraction (capabilities/extract.py): that web.scrape's markdown
+holds the main content and not the page's chrome. A sidebar, clock or ad that the extractor
+keeps is content here (until volatile marking notices a line changing on every check).
 """
 
 from __future__ import annotations
@@ -9,135 +18,210 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterable
 from typing import Any
 
-MAX_LINES = 300
-MAX_LINE_CHARS = 300
-SHOWN = 8
+from lookout.agent import diffing, lines, marking, results, volatile
 
-_WS = re.compile(r"\s+")
-_DIGIT = re.compile(r"\d")
-_MARKUP = re.compile(r"^[#>*\-+\d.\s|]+|[*_`|]+")
-_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?\b", re.IGNORECASE)
-_DATE = re.compile(
-    r"\b(?:\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}|"
-    r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+\d{1,2}\s+[a-z]{3,9}\.?\s+\d{4}|"
-    r"[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+[a-z]{3,9}\.?\s+\d{4})\b",
-    re.IGNORECASE,
-)
-_RELATIVE = re.compile(r"\b\d+\s+(?:second|minute|hour|day)s?\s+ago\b", re.IGNORECASE)
+VERSION = diffing.VERSION
+KEPT_BYTES = 64_000  # verbatim markdown kept per page (today's 300 x 300 chars was 90 KB)
+MAX_HASHED = 20_000  # lines past the kept text remembered by hash (8 bytes each)
+MAX_SOURCES = 20  # snapshots per chat, oldest dropped
+SHOWN = 8  # lines of each kind said in a chat answer or a notification
+DATA_ITEMS = 20  # lines of each kind kept as data on a run, a part or a webhook payload
+KINDS = ("modified", "added", "removed", "moved")
+_RANK = re.compile(r"^\d{1,9}\. ")
 
 
 @dataclasses.dataclass(frozen=True)
-class Diff:
-    added: list[str]
-    removed: list[str]
+class Looked:
+    """A comparison with the chat's previous snapshot of a source."""
+
+    key: str
+    title: str
+    since: str
+    changes: list[diffing.Change]
+    before: str  # digests of the two versions (flap suppression compares them)
+    after: str
+    note: str = ""  # said once: lines newly found to change on every check
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed)
+        return bool(self.changes)
 
 
-def normalize(line: str) -> str:
-    """The part of a line that matters: no markup, no clock or calendar, single spaces."""
-    line = _MARKUP.sub(" ", line)
-    if _DIGIT.search(line):  # every clock, date and "n days ago" has a digit; most lines none
-        line = _RELATIVE.sub("<ago>", _DATE.sub("<date>", _TIME.sub("<time>", line)))
-    return _WS.sub(" ", line).strip().lower()
-
-
-def snapshot(markdown: str) -> list[str]:
-    """The page's meaningful lines (verbatim, bounded), in order, without duplicates."""
-    return capture(markdown)[0]
-
-
-def capture(markdown: str) -> tuple[list[str], str]:
-    """`snapshot(markdown)` and its `digest`, normalizing each line once."""
-    seen: set[str] = set()
-    lines: list[str] = []
-    keys: list[str] = []
-    for raw in markdown.splitlines():
-        line = _WS.sub(" ", raw).strip()
-        key = normalize(line)
-        if len(key) < 3 or key in seen:
-            continue
-        seen.add(key)
-        kept = line[:MAX_LINE_CHARS]
-        lines.append(kept)
-        keys.append(key if len(line) <= MAX_LINE_CHARS else normalize(kept))
-        if len(lines) >= MAX_LINES:
-            break
-    return lines, _digest_keys(keys)
-
-
-def observe(markdown: str, prior: dict[str, Any] | None) -> tuple[list[str], str, str]:
-    """(lines, digest, source hash) of a page's new markdown; taken from `prior` (the page as
-    last remembered) when the markdown is byte for byte what it was then, as it mostly is."""
+def page_entry(markdown: str, prior: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A page's snapshot; the prior one's lines when the markdown is byte for byte the same.
+    It holds the page's every line under "_now" until `track` compares and drops it."""
     source = hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:32]
-    if prior is not None and prior.get("source") == source:
-        return list(prior["lines"]), page_digest(prior), source
-    lines, version = capture(markdown)
-    return lines, version, source
+    if prior is not None and prior.get("source") == source and prior.get("v") == VERSION:
+        return {key: prior[key] for key in ("v", "kind", "lines", "hashes", "digest", "source")}
+    parsed = [line for raw in lines.split(markdown) if (line := lines.parse(raw)) is not None]
+    kept: list[str] = []
+    size = 0
+    for line in parsed:
+        size += len(line.raw.encode("utf-8")) + 1
+        if size > KEPT_BYTES:
+            break
+        kept.append(line.raw)
+    hashes = [line.hash for line in parsed[len(kept) :]][:MAX_HASHED]
+    entry = {"v": VERSION, "kind": "page", "lines": kept, "hashes": hashes, "source": source}
+    now = diffing.side_of(parsed[: len(kept) + len(hashes)])
+    entry["digest"] = _digest(now.hashes)
+    entry["_now"] = now
+    return entry
 
 
-def digest(lines: Iterable[str]) -> str:
-    """A version of a snapshot, blind to order and time like `diff`: equal digests, no change."""
-    return _digest_keys(normalize(line) for line in lines)
+def _side(entry: dict[str, Any]) -> diffing.Side:
+    now = entry.get("_now")
+    if isinstance(now, diffing.Side):
+        return now
+    return diffing.side_of(lines.parse_all(list(entry["lines"])), list(entry.get("hashes") or []))
 
 
-def _digest_keys(keys: Iterable[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()[:32]
+def _digest(hashes: list[str]) -> str:
+    return hashlib.sha256("\n".join(hashes).encode("utf-8")).hexdigest()[:32]
 
 
-def page_digest(page: dict[str, Any]) -> str:
-    """The digest a remembered page carries (computed for one remembered before digests were)."""
-    kept = page.get("digest")
-    return kept if isinstance(kept, str) else digest(page["lines"])
+def compare(prior: dict[str, Any], entry: dict[str, Any]) -> list[diffing.Change]:
+    """Every change from `prior` to `entry` (two snapshots of the same source)."""
+    if prior.get("digest") == entry.get("digest"):
+        return []
+    if entry.get("kind") == "items":
+        return results.compare(prior, entry)
+    return diffing.diff(_side(prior), _side(entry))
 
 
-def diff(before: list[str], after: list[str]) -> Diff:
-    """Lines added and removed (verbatim), ignoring order and time-only edits."""
-    old_keys = [normalize(line) for line in before]
-    new_keys = [normalize(line) for line in after]
-    old, new = set(old_keys), set(new_keys)
-    return Diff(
-        added=[line for line, key in zip(after, new_keys, strict=True) if key not in old],
-        removed=[line for line, key in zip(before, old_keys, strict=True) if key not in new],
-    )
+def comparable(prior: dict[str, Any] | None, entry: dict[str, Any]) -> bool:
+    return prior is not None and prior.get("v") == VERSION and prior.get("kind") == entry["kind"]
 
 
-def describe(diff: Diff, since: str) -> str:
-    """Plain words for a diff: what was added and removed, or no change since `since`."""
-    if not diff.changed:
-        return f"No change since {since}."
-    out = [f"Changed since {since}:"]
-    out += _listed("Added", diff.added) + _listed("Removed", diff.removed)
+def track(
+    pages: dict[str, Any], key: str, entry: dict[str, Any], *, at: str, title: str,
+    scheduled: bool,
+) -> Looked | None:  # fmt: skip
+    """Compare `entry` with the chat's last snapshot under `key`, then keep it; None on a
+    first look (or a snapshot of an earlier version, taken as one)."""
+    prior = pages.get(key)
+    kept = volatile.carried(prior)
+    now = entry.pop("_now", None)
+    if not comparable(prior, entry):
+        remember(pages, key, {**entry, **kept, "at": at, "title": title})
+        return None
+    assert prior is not None
+    found = compare(prior, {**entry, "_now": now} if now is not None else entry)
+    shown, kept, note = volatile.observe(found, kept, scheduled=scheduled)
+    remember(pages, key, {**entry, **kept, "at": at, "title": title})
+    return Looked(
+        key, title, str(prior.get("at") or ""), shown, str(prior["digest"]), entry["digest"],
+        note,
+    )  # fmt: skip
+
+
+def remember(pages: dict[str, Any], key: str, entry: dict[str, Any]) -> None:
+    """Keep the latest snapshot under `key`, at most MAX_SOURCES per chat (oldest dropped)."""
+    pages.pop(key, None)
+    pages[key] = entry
+    while len(pages) > MAX_SOURCES:
+        pages.pop(next(iter(pages)))
+
+
+def of_kind(changes: list[diffing.Change], kind: str) -> list[diffing.Change]:
+    return [change for change in changes if change.kind == kind]
+
+
+def describe(looked: Looked) -> str:
+    """Plain words: modified lines with the changed words marked, then added, removed and
+    moved lines, each bounded; or no change since the last look."""
+    if not looked.changed:
+        out = [f"No change since {looked.since}."]
+    else:
+        out = [f"Changed since {looked.since}:"]
+        for kind in KINDS:
+            out += _said(kind, of_kind(looked.changes, kind))
+    if looked.note:
+        out.append(looked.note)
     return "\n".join(out)
 
 
-def _listed(label: str, lines: list[str]) -> list[str]:
-    if not lines:
+def _said(kind: str, found: list[diffing.Change]) -> list[str]:
+    if not found:
         return []
-    shown = [f"  + {line}" if label == "Added" else f"  - {line}" for line in lines[:SHOWN]]
-    more = len(lines) - SHOWN
-    return [f"{label} ({len(lines)}):", *shown] + ([f"  … and {more} more"] if more > 0 else [])
+    shown = [f"  {_line(change)}" for change in found[:SHOWN]]
+    more = len(found) - SHOWN
+    return [f"{kind.capitalize()} ({len(found)}):", *shown] + (
+        [f"  … and {more} more"] if more > 0 else []
+    )
 
 
-def remember(
-    pages: dict[str, Any],
-    url: str,
-    at: str,
-    title: str,
-    lines: list[str],
-    version: str,
-    source: str | None = None,
-) -> None:
-    """Keep the latest snapshot of `url`, its digest and the hash of the markdown it came from,
-    at most 20 pages per chat (oldest dropped)."""
-    pages.pop(url, None)
-    pages[url] = {"at": at, "title": title, "lines": lines, "digest": version}
-    if source is not None:
-        pages[url]["source"] = source
-    while len(pages) > 20:
-        pages.pop(next(iter(pages)))
+def _line(change: diffing.Change) -> str:
+    return said(change.kind, change.before, change.after)
+
+
+def said(kind: str, before: str | None, after: str | None) -> str:
+    """One change in words (also used on data read back: notification texts)."""
+    if kind == "modified":
+        if before is None:
+            return f"~ {marking.marked('', after or '')} (the earlier text was not kept)"
+        return f"~ {marking.marked(before, after or '')}"
+    if kind == "added":
+        return f"+ {marking.clip(after or '')}"
+    if kind == "removed":
+        return f"- {marking.clip(before or '')}"
+    moved = marking.clip(after or "")
+    if before == after or before is None:
+        return f"↕ {moved}"
+    old, new = _RANK.match(before), _RANK.match(moved)
+    if old and new and before[old.end() :] == moved[new.end() :]:  # a ranked item: 3. → 1.
+        return f"↕ {moved[new.end() :]} ({old.group(0).strip()} → {new.group(0).strip()})"
+    return f"↕ {moved} (was {marking.clip(before)})"
+
+
+def data(looked: Looked) -> dict[str, Any]:
+    """The comparison as data: {changed, modified: [{before, after}], added, removed, moved,
+    counts}, each list bounded to DATA_ITEMS (counts are exact), with the source's url,
+    title, since and the two versions' digests."""
+    out: dict[str, Any] = {"url": looked.key, "title": looked.title, "since": looked.since}
+    out.update(lists(looked.changes))
+    out.update(before=looked.before, after=looked.after)
+    # As before this diff had modified lines and moves (notify.message, notify.versions).
+    out.update(added_count=out["counts"]["added"], removed_count=out["counts"]["removed"])
+    return out
+
+
+def lists(found: list[diffing.Change]) -> dict[str, Any]:
+    out: dict[str, Any] = {"changed": bool(found)}
+    for kind in KINDS:
+        of = of_kind(found, kind)[:DATA_ITEMS]
+        if kind in ("modified", "moved"):
+            out[kind] = [_pair(change) for change in of]
+        else:
+            texts = [change.after if kind == "added" else change.before for change in of]
+            out[kind] = [marking.clip(text or "") for text in texts]
+    out["counts"] = {kind: len(of_kind(found, kind)) for kind in KINDS}
+    return out
+
+
+def _pair(change: diffing.Change) -> dict[str, str | None]:
+    if change.before is None:
+        return {"before": None, "after": marking.excerpts("", change.after or "")[1]}
+    before, after = marking.excerpts(change.before, change.after or "")
+    return {"before": before, "after": after}
+
+
+def run_data(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run found over all its sources: {changed, modified, added, removed, moved,
+    counts} merged (bounded) and `sources`, each source's own."""
+    out: dict[str, Any] = {"changed": any(source["changed"] for source in sources)}
+    for kind in KINDS:
+        out[kind] = [item for source in sources for item in source[kind]][:DATA_ITEMS]
+    out["counts"] = {kind: sum(s["counts"][kind] for s in sources) for kind in KINDS}
+    keep = ("url", "title", "since", "changed", *KINDS, "counts")
+    out["sources"] = [{key: source[key] for key in keep} for source in trimmed(sources)]
+    return out
+
+
+def trimmed(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each source's data with its lists cut to a share of DATA_ITEMS: a watch of 20 pages
+    keeps what one page would (counts stay exact)."""
+    share = max(2, DATA_ITEMS // max(1, len(sources)))
+    return [{**source, **{kind: source[kind][:share] for kind in KINDS}} for source in sources]

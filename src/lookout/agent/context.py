@@ -40,6 +40,8 @@ class TurnContext:
     question: str = ""  # the message this turn answers (ranks what a model reads of a page)
     # The turn's verb calls' settles, written with the turn's answer (turns.execute).
     settlements: list[credits.Settlement] = dataclasses.field(default_factory=list)
+    # What this turn's looks at watched sources found (agent.looks): a run's data, its parts.
+    diffs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def scheduled(self) -> bool:

@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from lookout.agent import planner_llm, planner_rules, pruning, state
+from lookout.agent import planner_llm, planner_rules, pruning, report, state, volatile
 from lookout.agent.context import TurnContext
 from lookout.chat import parts
 
@@ -37,18 +37,25 @@ async def write_text(ctx: TurnContext, text: str) -> None:
 
 async def respond(current: state.ChatState, runtime: Runtime[TurnContext]) -> dict[str, Any]:
     ctx = runtime.context
-    settings = ctx.services.settings
-    planner = planner_llm.respond if planner_llm.enabled(settings) else planner_rules.respond
-    question, reply = await planner(current, ctx)
+    question, reply = await _reply(current, ctx)
     answer = "\n\n".join(reply.sentences)
     if not reply.streamed:
         await write_text(ctx, answer)
-    if ctx.scheduled:  # the pages this scheduled turn found changed, for notifications
-        for part in planner_rules.change_parts(current.get("pages") or {}, reply.pages):
+    if ctx.scheduled:  # what this run found: the run's data, and the changes to notify
+        for part in report.parts_of(ctx.diffs):
             await ctx.emit(part)
     turn = {"at": ctx.now.isoformat(), "text": question, "source": ctx.source, "answer": answer}
     turns, summary = state.add_turn(current, turn)
     return {"turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages}
+
+
+async def _reply(current: state.ChatState, ctx: TurnContext) -> tuple[str, planner_rules.Reply]:
+    """The planner's reply; or, to "include the … line again", the volatile lines back."""
+    pages = dict(current.get("pages") or {})
+    if not ctx.scheduled and (said := volatile.undo(current["input"], pages)):
+        return current["input"], planner_rules.Reply(sentences=[said], pages=pages)
+    planner = planner_llm.respond if planner_llm.enabled(ctx.services.settings) else None
+    return await (planner or planner_rules.respond)(current, ctx)
 
 
 def build(checkpointer: BaseCheckpointSaver[Any]) -> Graph:

@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, llm_guard, passages, planner_rules, router, tools
+from lookout.agent import changes, llm_guard, looks, passages, planner_rules, router, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -31,6 +31,7 @@ RESULT_CHARS = 12_000  # what one tool result may cost the model's context
 PAGE_CHARS = 4_000  # markdown of one scraped page handed to the model
 PAGE_LINKS = 20
 DESCRIPTION_CHARS = 1_000
+FIRST_LOOK = "First look at this page in this chat: nothing to compare with yet."
 WATCH_TOOLS = ("start_watch", "stop_watch", "refresh_watch")
 
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -167,6 +168,9 @@ async def _verb(
         }
     if verb == "web.scrape":
         return {"pages": [_page(page, ctx, pages) for page in call.output.get("pages") or []]}
+    if verb in ("web.discover", "maps.search"):
+        said = looks.found(verb, arguments, call.output, ctx, pages)
+        return {**call.output, "what_changed": said or FIRST_LOOK}
     return call.output
 
 
@@ -180,7 +184,7 @@ def _page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> dict
         # The passages that best match the question first, not the page's first characters.
         url = str(page["url"])
         shown["markdown"] = passages.for_model(ctx.question, markdown, url=url, limit=PAGE_CHARS)
-        shown["what_changed"] = _what_changed(page, markdown, ctx, pages)
+        shown["what_changed"] = looks.page(page, ctx, pages) or FIRST_LOOK
     elif page.get("text") is not None:
         shown["text"] = _cut(str(page["text"]), PAGE_CHARS)
     if page.get("links"):
@@ -192,21 +196,6 @@ def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… [cut: {len(text) - limit} more characters of this page]"
-
-
-def _what_changed(
-    page: dict[str, Any], markdown: str, ctx: TurnContext, pages: dict[str, Any]
-) -> str:
-    """Compare with the chat's last snapshot of the page (as the rule planner does)."""
-    prior = pages.get(page["url"])
-    lines, version, source = changes.observe(markdown, prior)
-    at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(pages, page["url"], at, page.get("title") or "", lines, version, source)
-    if prior is None:
-        return "First look at this page in this chat: nothing to compare with yet."
-    same = changes.page_digest(prior) == version
-    diff = changes.Diff([], []) if same else changes.diff(list(prior["lines"]), lines)
-    return changes.describe(diff, str(prior["at"]))
 
 
 async def _shown(

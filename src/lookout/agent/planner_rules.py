@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import answers, changes, comparing, latest, reading, router, tools
+from lookout.agent import answers, changes, comparing, latest, looks, reading, router, tools
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 
@@ -148,28 +148,27 @@ async def scrape(urls: list[str], question: str, ctx: TurnContext, reply: Reply)
         reply.sentences.append(reading.answer(question, pages[0]))
     for page in pages:
         if not page.get("error"):
-            reply.sentences.append(_what_changed(page, ctx, reply))
+            reply.sentences.append(looks.page(page, ctx, reply.pages) or "")
     reply.sentences = [s for s in reply.sentences if s]
 
 
-def _what_changed(page: dict[str, Any], ctx: TurnContext, reply: Reply) -> str:
-    """Compare with this chat's last snapshot of the page, then keep the new one."""
-    prior = reply.pages.get(page["url"])
-    lines, version, source = changes.observe(page.get("markdown") or "", prior)
-    at = ctx.now.strftime("%Y-%m-%d %H:%M UTC")
-    changes.remember(reply.pages, page["url"], at, page.get("title") or "", lines, version, source)
-    if prior is None:
-        return ""
-    same = changes.page_digest(prior) == version
-    diff = changes.Diff([], []) if same else changes.diff(list(prior["lines"]), lines)
-    return f"{answers.host(page['url'])}: " + changes.describe(diff, str(prior["at"]))
-
-
 async def discover_site(url: str, ctx: TurnContext, reply: Reply) -> None:
-    call = await tools.call(ctx, "web.discover", {"url": url, "limit": 100})
+    arguments = {"url": url, "limit": 100}
+    call = await tools.call(ctx, "web.discover", arguments)
     reply.sentences.append(
         answers.links(call.output, answers.host(url)) if call.output else _unfinished(call)
     )
+    _found("web.discover", arguments, call, ctx, reply)
+
+
+def _found(
+    verb: str, arguments: dict[str, Any], call: tools.Call, ctx: TurnContext, reply: Reply
+) -> None:
+    """What changed in these results since the chat's last look, when it looked before."""
+    if call.output is not None and (
+        said := looks.found(verb, arguments, call.output, ctx, reply.pages)
+    ):
+        reply.sentences.append(said)
 
 
 async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply) -> None:
@@ -182,6 +181,7 @@ async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply
         reply.sentences.append(
             answers.places(call.output, query) if call.output else _unfinished(call)
         )
+        _found("maps.search", arguments, call, ctx, reply)
         return
     several = route.place is None and _THEIR.search(lowered) is not None
     found = await tools.call(ctx, "maps.search", {**arguments, "limit": 5 if several else 1})
@@ -199,13 +199,15 @@ async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply
 
 
 async def search(text: str, ctx: TurnContext, reply: Reply) -> None:
-    call = await tools.call(ctx, "web.discover", {"query": text[:200], "limit": SEARCH_LIMIT})
+    arguments: dict[str, Any] = {"query": text[:200], "limit": SEARCH_LIMIT}
+    call = await tools.call(ctx, "web.discover", arguments)
     if isinstance(call.error, errors.ProviderNotConfigured):
         reply.sentences.append(NO_SEARCH)
         return
     reply.sentences.append(
         answers.links(call.output, f"“{text[:80]}”") if call.output else _unfinished(call)
     )
+    _found("web.discover", arguments, call, ctx, reply)
 
 
 def _unfinished(call: tools.Call) -> str:
@@ -215,32 +217,3 @@ def _unfinished(call: tools.Call) -> str:
         f"This is taking a while; it goes on as job {call.job_id}, and I'll post the result "
         "here when it is done."
     )
-
-
-CHANGE_LINES = 20  # added / removed lines a data-change part carries (the counts are exact)
-
-
-def change_parts(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
-    """A `data-change` part per page whose snapshot changed between the thread's pages `before`
-    and `after` a turn (none for a page seen the first time): what notifications send. `before`
-    and `after` digest the two versions (order- and time-blind, like `changes.diff`) so a watch
-    can tell a page flipping back to an earlier version."""
-    found = []
-    for url, snap in after.items():
-        prior = before.get(url)
-        if prior is None or prior is snap:
-            continue
-        before_digest, after_digest = changes.page_digest(prior), changes.page_digest(snap)
-        if before_digest == after_digest:
-            continue
-        diff = changes.diff(list(prior["lines"]), list(snap["lines"]))
-        if not diff.changed:
-            continue
-        data = {
-            "url": url, "title": snap.get("title") or "", "since": prior.get("at"),
-            "added": diff.added[:CHANGE_LINES], "removed": diff.removed[:CHANGE_LINES],
-            "added_count": len(diff.added), "removed_count": len(diff.removed),
-            "before": before_digest, "after": after_digest,
-        }  # fmt: skip
-        found.append({"type": "data-change", "data": data})
-    return found

@@ -54,6 +54,7 @@ async def release(
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
     run_end: tuple[str, str | None] | None = None,
     checkpoint: repo.CheckpointWrite | None = None,
+    run_changes: dict[str, Any] | None = None,
 ) -> None:
     """Free the chat, writing `message` (the turn's closing one), the `settles` of its verb
     calls, the end of its watch run and its LangGraph `checkpoint` (repo.release_chat_lease) in
@@ -65,7 +66,7 @@ async def release(
         try:
             released = await repo.release_chat_lease(
                 db, chat_id=chat_id, token=token, message=message, settles=settles,
-                run_end=run_end, checkpoint=checkpoint,
+                run_end=run_end, checkpoint=checkpoint, run_changes=run_changes,
             )  # fmt: skip
         except errors.Unavailable:
             if time.monotonic() + RELEASE_RETRY_S >= deadline:
@@ -86,6 +87,7 @@ class Held:
     settles: list[tuple[uuid.UUID, str, int]] = dataclasses.field(default_factory=list)
     run_end: tuple[str, str | None] | None = None
     checkpoint: repo.CheckpointWrite | None = None
+    run_changes: dict[str, Any] | None = None  # what the turn's watch run found
 
 
 @contextlib.asynccontextmanager
@@ -104,6 +106,7 @@ async def kept(db: asyncpg.Pool, chat_id: uuid.UUID, token: uuid.UUID) -> AsyncI
         await _to_the_end(release(
             db, chat_id, token, message=closing.closing, settles=closing.settles,
             run_end=closing.run_end, checkpoint=closing.checkpoint,
+            run_changes=closing.run_changes,
         ))  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from lookout import errors
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.agent import graph
+from lookout.agent import graph, report
 from lookout.agent.context import TurnContext, WatchTools
 from lookout.chat import events, lease, parts
 from lookout.db import checkpointer, repo
@@ -119,6 +119,8 @@ async def execute(
             held.settles = [(s.workspace_id, s.request_id, s.charged) for s in ctx.settlements]
             if turn.run_id is not None and run_end is not None:
                 held.run_end = run_end(emitted)
+            if turn.run_id is not None:
+                held.run_changes = report.run_data(emitted)
     except errors.LookoutError as exc:
         # Postgres or Redis failed outside the graph: the listener hears why now, rather than
         # "interrupted" when its idle check finds no turn in flight.

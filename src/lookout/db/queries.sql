@@ -447,8 +447,14 @@ WITH message AS (
     FROM (SELECT workspace_id, sum(amount) AS amount FROM settled GROUP BY workspace_id) back
     WHERE credit_balances.workspace_id = back.workspace_id AND back.amount <> 0
 ), finished AS (
-    UPDATE automation_runs SET status = $11, error = $12, finished_at = now(), lease_until = NULL
-    WHERE id = $7 AND $11::text IS NOT NULL AND status = 'running'
+    -- $23: what the run found (null: nothing compared), kept whether or not it ends here.
+    UPDATE automation_runs
+    SET changes = coalesce($23::jsonb, changes),
+        status = coalesce($11::text, status),
+        error = CASE WHEN $11::text IS NULL THEN error ELSE $12 END,
+        finished_at = CASE WHEN $11::text IS NULL THEN finished_at ELSE now() END,
+        lease_until = CASE WHEN $11::text IS NULL THEN lease_until END
+    WHERE id = $7 AND ($11::text IS NOT NULL OR $23::jsonb IS NOT NULL) AND status = 'running'
 ), blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
     SELECT $13, $14, b.channel, b.version, b.type, b.blob
@@ -548,10 +554,17 @@ RETURNING id;
 
 -- name: list_runs
 SELECT id, automation_id, scheduled_for, manual, status, attempts, error, created_at,
-       started_at, finished_at
+       started_at, finished_at, changes
 FROM automation_runs
 WHERE automation_id = $1 AND workspace_id = $2
 ORDER BY scheduled_for DESC LIMIT $3;
+
+-- name: get_run
+-- One run of a watch, by id, in the caller's workspace.
+SELECT id, automation_id, scheduled_for, manual, status, attempts, error, created_at,
+       started_at, finished_at, changes
+FROM automation_runs
+WHERE id = $1 AND automation_id = $2 AND workspace_id = $3;
 
 -- name: claim_due_automations
 -- Due watches, locked so a second dispatcher skips them; at most $1 per batch.

@@ -697,18 +697,19 @@ async def release_chat_lease(
     settles: Sequence[tuple[uuid.UUID, str, int]] = (),
     run_end: tuple[str, str | None] | None = None,
     checkpoint: CheckpointWrite | None = None,
+    run_changes: dict[str, Any] | None = None,
 ) -> bool:
     """Free the chat if this token holds it; with `message`, write it, `settles` (workspace,
     request id, credits charged: as close_reservation's settle), the end of the message's
-    watch run (`run_end`: status, error; as finish_run) and the turn's LangGraph `checkpoint`
-    (as put_checkpoint) too, in any case."""
-    with_message = (settles, run_end, checkpoint)
+    watch run (`run_end`: status, error; as finish_run), what the run found (`run_changes`)
+    and the turn's LangGraph `checkpoint` (as put_checkpoint) too, in any case."""
+    with_message = (settles, run_end, checkpoint, run_changes)
     assert message is not None or not any(with_message), "written with a closing message"
     columns = [list(column) for column in zip(*settles, strict=True)] or [[], [], []]
     status, error = run_end if run_end is not None else (None, None)
     args = (
         *NewMessage.args_of(message), *columns, status, error,
-        *CheckpointWrite.args_of(checkpoint),
+        *CheckpointWrite.args_of(checkpoint), run_changes,
     )  # fmt: skip
     return await fetchval(db, "release_chat_lease", chat_id, token, *args) is not None
 
@@ -780,6 +781,7 @@ class Run(Row):
     created_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
+    changes: dict[str, Any] | None = None  # what the run found (agent.changes.run_data)
 
 
 async def count_watches(db: Executor, *, workspace_id: uuid.UUID) -> int:
@@ -863,6 +865,12 @@ async def list_runs(
 ) -> list[Run]:
     rows = await fetch(db, "list_runs", automation_id, workspace_id, limit)
     return [run for row in rows if (run := Run.from_row(row))]
+
+
+async def get_run(
+    db: Executor, *, run_id: uuid.UUID, automation_id: uuid.UUID, workspace_id: uuid.UUID
+) -> Run | None:
+    return Run.from_row(await fetchrow(db, "get_run", run_id, automation_id, workspace_id))
 
 
 async def claim_due_automations(db: Executor, *, limit: int) -> list[asyncpg.Record]:

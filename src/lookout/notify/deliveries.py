@@ -13,6 +13,7 @@ import asyncpg
 
 from lookout import errors
 from lookout.access.services import Services
+from lookout.agent import report
 from lookout.db import repo
 from lookout.notify import message, prefs, targets, versions
 
@@ -72,7 +73,7 @@ async def prepare(
     data = message.payload(
         watch_id=automation.id, chat_id=automation.chat_id, run_id=run_id, changes=changes,
         chat_url=message.chat_link(services.settings.public_url, automation.chat_id),
-        occurred_at=dt.datetime.now(dt.UTC).isoformat(),
+        occurred_at=dt.datetime.now(dt.UTC).isoformat(), diff=report.run_data(emitted),
     )  # fmt: skip
     created = []
     for target in found:

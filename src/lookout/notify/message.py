@@ -12,11 +12,13 @@ import urllib.parse
 import uuid
 from typing import Any
 
+from lookout.agent import changes as diff_text
+
 EVENT = "watch.changed"
 TEST_EVENT = "test"
 SHOWN_LINES = 5  # per side, in the text body
 EXCERPT_LINES = 20  # per side, in a webhook payload
-LINE_CHARS = 200
+LINE_CHARS = 300
 SIGNATURE_HEADER = "X-Lookout-Signature"
 DELIVERY_HEADER = "X-Lookout-Delivery"
 # How old a signature a receiver should still take (Stripe's default tolerance too).
@@ -40,12 +42,22 @@ def _name(change: dict[str, Any]) -> str:
     return str(change.get("title") or urllib.parse.urlsplit(str(change["url"])).hostname or "")
 
 
+def _counts(change: dict[str, Any]) -> dict[str, int]:
+    counts = dict(change.get("counts") or {})
+    counts.setdefault("added", int(change.get("added_count", 0)))
+    counts.setdefault("removed", int(change.get("removed_count", 0)))
+    return {kind: int(counts.get(kind, 0)) for kind in diff_text.KINDS}
+
+
 def summary(changes: list[dict[str, Any]]) -> str:
     """One line: which pages changed and by how much."""
     said = []
     for change in changes:
-        added, removed = int(change.get("added_count", 0)), int(change.get("removed_count", 0))
-        said.append(f"{_name(change)}: {added} added, {removed} removed")
+        counts = _counts(change)
+        told = [f"{counts[kind]} {kind}" for kind in diff_text.KINDS if counts[kind]]
+        if not told:  # as "2 added, 0 removed" always said, for a change with neither
+            told = [f"{counts['added']} added", f"{counts['removed']} removed"]
+        said.append(f"{_name(change)}: {', '.join(told)}")
     return "; ".join(said)
 
 
@@ -60,17 +72,28 @@ def body(changes: list[dict[str, Any]], chat_url: str | None, chat_id: uuid.UUID
     lines: list[str] = []
     for change in changes:
         lines += [f"{_name(change)} — {change['url']}"]
-        lines += _side("+", change.get("added") or [], int(change.get("added_count", 0)))
-        lines += _side("-", change.get("removed") or [], int(change.get("removed_count", 0)))
+        counts = _counts(change)
+        for kind in diff_text.KINDS:
+            lines += _side(kind, list(change.get(kind) or []), counts[kind])
         lines.append("")
     lines.append(f"Chat: {chat_url}" if chat_url else f"Open chat {chat_id} in Lookout.")
     return "\n".join(lines)
 
 
-def _side(mark: str, shown: list[str], count: int) -> list[str]:
-    out = [f"{mark} {clean(line)}" for line in shown[:SHOWN_LINES]]
+def _side(kind: str, shown: list[Any], count: int) -> list[str]:
+    """Modified lines as before → after with the changed words marked, then added, removed and
+    moved ones; SHOWN_LINES of each, "… and N more"."""
+    out = [diff_text.said(kind, *_ends(kind, item)) for item in shown[:SHOWN_LINES]]
     more = count - len(out)
     return out + ([f"  … and {more} more"] if more > 0 else [])
+
+
+def _ends(kind: str, item: Any) -> tuple[str | None, str | None]:
+    if isinstance(item, dict):
+        before, after = item.get("before"), item.get("after")
+        return (None if before is None else clean(before)), clean(after or "")
+    text = clean(item)
+    return (None, text) if kind == "added" else (text, None)
 
 
 def payload(
@@ -81,8 +104,10 @@ def payload(
     changes: list[dict[str, Any]],
     chat_url: str | None,
     occurred_at: str,
+    diff: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The webhook body of a `watch.changed` event (the delivery id is added per target)."""
+    """The webhook body of a `watch.changed` event (the delivery id is added per target):
+    `diff` is the run's result as kept on the run, `changes` each changed page's."""
     return {
         "event": EVENT,
         "watch_id": str(watch_id),
@@ -92,6 +117,7 @@ def payload(
         "summary": summary(changes),
         "chat_url": chat_url,
         "changes": [_excerpt(change) for change in changes],
+        "diff": diff,
     }
 
 
@@ -100,11 +126,24 @@ def _excerpt(change: dict[str, Any]) -> dict[str, Any]:
         "url": change["url"],
         "title": change.get("title") or "",
         "since": change.get("since"),
+        "changed": True,
+        "modified": _pairs(change.get("modified")),
         "added": [clean(line) for line in (change.get("added") or [])[:EXCERPT_LINES]],
         "removed": [clean(line) for line in (change.get("removed") or [])[:EXCERPT_LINES]],
+        "moved": _pairs(change.get("moved")),
+        "counts": _counts(change),
         "added_count": int(change.get("added_count", 0)),
         "removed_count": int(change.get("removed_count", 0)),
     }
+
+
+def _pairs(found: object) -> list[dict[str, str | None]]:
+    items = found if isinstance(found, list) else []
+    return [
+        {"before": None if item.get("before") is None else clean(item["before"]),
+         "after": clean(item.get("after") or "")}
+        for item in items[:EXCERPT_LINES] if isinstance(item, dict)
+    ]  # fmt: skip
 
 
 def clean(line: object) -> str:

@@ -90,3 +90,4 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_delete("/api/automations/{automation_id}", automations.stop_watch)
     app.router.add_patch("/api/automations/{automation_id}", automations.update_watch)
     app.router.add_get("/api/automations/{automation_id}/runs", automations.list_runs)
+    app.router.add_get("/api/automations/{automation_id}/runs/{run_id}", automations.get_run)

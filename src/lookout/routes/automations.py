@@ -35,7 +35,15 @@ def _run_view(run: repo.Run) -> dict[str, object]:
         "id": str(run.id), "scheduled_for": iso(run.scheduled_for), "manual": run.manual,
         "status": run.status, "attempts": run.attempts, "error": run.error,
         "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
+        "changes": run.changes,
     }  # fmt: skip
+
+
+def _run_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["run_id"])
+    except ValueError:
+        raise errors.NotFound("No such run of this watch.") from None
 
 
 async def list_watches(request: web.Request) -> web.Response:
@@ -84,6 +92,21 @@ async def list_runs(request: web.Request) -> web.Response:
     sent = await deliveries.history(db, principal.workspace_id, [run.id for run in runs])
     views = [{**_run_view(run), "deliveries": sent.get(run.id, [])} for run in runs]
     return common.ok(request, {"runs": views})
+
+
+async def get_run(request: web.Request) -> web.Response:
+    """One run of a watch: its status, what it found (`changes`) and its deliveries."""
+    principal = await auth.authenticate(request)
+    db = request.app[appkeys.DB]
+    automation = await service.get(db, principal, _automation_id(request))
+    run = await repo.get_run(
+        db, run_id=_run_id(request), automation_id=automation.id,
+        workspace_id=principal.workspace_id,
+    )  # fmt: skip
+    if run is None:
+        raise errors.NotFound("No such run of this watch.")
+    sent = await deliveries.history(db, principal.workspace_id, [run.id])
+    return common.ok(request, {**_run_view(run), "deliveries": sent.get(run.id, [])})
 
 
 async def update_watch(request: web.Request) -> web.Response:

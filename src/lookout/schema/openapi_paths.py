@@ -27,7 +27,7 @@ TAGS = [
 _JOB_ID, _WS, _KEY_ID = path_param("job_id"), path_param("ws"), path_param("key_id")
 _CHAT_ID, _WATCH_ID = path_param("chat_id"), path_param("automation_id")
 _CONNECTOR_ID, _TARGET_ID = path_param("connector_id"), path_param("target_id")
-_INVITE_ID = path_param("invite_id")
+_INVITE_ID, _RUN_ID = path_param("invite_id"), path_param("run_id")
 _LIMIT = number("limit", "At most this many (default 50)", least=1, most=chat_pages.MAX_PAGE)
 _LAST_EVENT_ID = {
     "name": "Last-Event-ID",
@@ -252,8 +252,14 @@ def _watches() -> dict[str, dict[str, Any]]:
         },
         "/api/automations/{automation_id}/runs": {
             "parameters": [_WATCH_ID],
-            "get": plain("watches_runs", "A watch's last 100 runs and their notification "
-                         "deliveries", tag="watches", data=responses.RunList),
+            "get": plain("watches_runs", "A watch's last 100 runs, what each found "
+                         "(`changes`) and their notification deliveries", tag="watches",
+                         data=responses.RunList),
+        },
+        "/api/automations/{automation_id}/runs/{run_id}": {
+            "parameters": [_WATCH_ID, _RUN_ID],
+            "get": plain("watches_run_get", "One run of a watch: its status, what it found "
+                         "and its deliveries", tag="watches", data=responses.Run),
         },
     }  # fmt: skip
 

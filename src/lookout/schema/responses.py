@@ -120,6 +120,39 @@ class Delivery(_Out):
     finished_at = _when(nullable=True)
 
 
+class ChangedLine(_Out):
+    before = _text(nullable=True, description="The line before (null: it was not kept)")
+    after = _text(nullable=True)
+
+
+class ChangeCounts(_Out):
+    modified = fields.Integer(required=True)
+    added = fields.Integer(required=True)
+    removed = fields.Integer(required=True)
+    moved = fields.Integer(required=True)
+
+
+class _Changes(_Out):
+    changed = fields.Boolean(required=True)
+    modified = fields.List(fields.Nested(ChangedLine), required=True)
+    added = fields.List(fields.String(), required=True)
+    removed = fields.List(fields.String(), required=True)
+    moved = fields.List(fields.Nested(ChangedLine), required=True)
+    counts = fields.Nested(ChangeCounts, required=True)
+
+
+class SourceChanges(_Changes):
+    url = _text()
+    title = _text(nullable=True)
+    since = _text(nullable=True, description="When the compared snapshot was taken")
+
+
+class RunChanges(_Changes):
+    """What a run found (bounded lists, exact counts), over all its sources and per source."""
+
+    sources = fields.List(fields.Nested(SourceChanges), required=True)
+
+
 class Run(_Out):
     id = fields.UUID(required=True)
     scheduled_for = _when(nullable=True)
@@ -129,6 +162,10 @@ class Run(_Out):
     error = _text(nullable=True)
     started_at = _when(nullable=True)
     finished_at = _when(nullable=True)
+    changes = fields.Nested(
+        RunChanges, required=True, allow_none=True,
+        metadata={"description": "What the run found; null when it compared nothing"},
+    )  # fmt: skip
     deliveries = fields.List(fields.Nested(Delivery), required=True)
 
 

@@ -1,0 +1,47 @@
+"""A turn's look at a source it has seen before: compare, remember, say it, keep it as data.
+
+Both planners call these: the rule planner puts the sentence in its answer, the LLM planner hands
+it to the model with the page. The data of every comparison goes to the turn (`ctx.diffs`): the
+run's result and the parts notifications are made from (agent.graph).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lookout.agent import answers, changes, results
+from lookout.agent.context import TurnContext
+
+
+def _at(ctx: TurnContext) -> str:
+    return ctx.now.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> str | None:
+    """What changed on a scraped page since this chat last read it (None: a first look)."""
+    prior = pages.get(page["url"])
+    entry = changes.page_entry(page.get("markdown") or "", prior)
+    title = page.get("title") or ""
+    looked = changes.track(
+        pages, page["url"], entry, at=_at(ctx), title=title, scheduled=ctx.scheduled
+    )
+    return _said(looked, ctx)
+
+
+def found(
+    verb: str, arguments: dict[str, Any], output: dict[str, Any], ctx: TurnContext,
+    pages: dict[str, Any],
+) -> str | None:  # fmt: skip
+    """What changed in a search's, a site's or a maps search's results since the last look."""
+    key = results.key_of(verb, arguments)
+    entry = results.entry(verb, output)
+    looked = changes.track(pages, key, entry, at=_at(ctx), title=key, scheduled=ctx.scheduled)
+    return _said(looked, ctx)
+
+
+def _said(looked: changes.Looked | None, ctx: TurnContext) -> str | None:
+    if looked is None:
+        return None
+    ctx.diffs.append(changes.data(looked))
+    where = answers.host(looked.key) if looked.key.startswith("http") else looked.key
+    return f"{where}: {changes.describe(looked)}"

@@ -1,0 +1,84 @@
+"""Watches over results, not pages: a web search, a site's discovered URLs, a maps search.
+
+Each result is an item with an identity (its URL without tracking parameters, or the place's
+reference) and a line saying its fields; new and removed items are added and removed, an item
+whose fields changed is modified (rating, review count, opening hours, price level…). A
+result's rank is left out: search and maps rankings shift between calls without anything new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from lookout.agent import diffing, lines, marking
+
+MAX_ITEMS = 200
+ITEM_CHARS = 400
+
+
+def key_of(verb: str, arguments: dict[str, Any]) -> str:
+    """Where a results snapshot is kept in the thread state, per verb and question."""
+    said = " ".join(f"{name}={arguments[name]}" for name in sorted(arguments) if name != "limit")
+    return f"{verb}: {said}"[:500]
+
+
+def entry(verb: str, output: dict[str, Any]) -> dict[str, Any]:
+    """A results snapshot: {identity: line}, bounded."""
+    if verb == "maps.search":
+        found = {str(place["place_ref"]): place_line(place) for place in output.get("places") or []}
+    else:
+        found = {
+            lines.canonical_url(str(link["url"])): link_line(link, verb, output)
+            for link in output.get("links") or []
+        }
+    items = dict(list(found.items())[:MAX_ITEMS])
+    digest = hashlib.sha256(repr(sorted(items.items())).encode("utf-8")).hexdigest()[:32]
+    return {"v": diffing.VERSION, "kind": "items", "items": items, "digest": digest}
+
+
+def link_line(link: dict[str, Any], verb: str, output: dict[str, Any]) -> str:
+    title = " ".join(str(link.get("title") or "").split())
+    url = lines.canonical_url(str(link["url"]))
+    if output.get("source") == "search" and title:
+        return f"{title} — {url}"[:ITEM_CHARS]
+    return url[:ITEM_CHARS]  # a site's URLs: a link's anchor text varies from page to page
+
+
+def place_line(place: dict[str, Any]) -> str:
+    """A place's fields in words, the order fixed so that only a value change reads as one."""
+    said = [str(place.get("name") or "a place")]
+    if place.get("address"):
+        said.append(str(place["address"]))
+    if place.get("category"):
+        said.append(str(place["category"]))
+    if place.get("rating") is not None:
+        said.append(f"rated {place['rating']}")
+    if place.get("reviews_count") is not None:
+        said.append(f"{place['reviews_count']} reviews")
+    if place.get("price_level") is not None:
+        said.append(f"price level {place['price_level']}")
+    if place.get("opening_hours"):
+        said.append(f"open {place['opening_hours']}")
+    return " — ".join(said)[:ITEM_CHARS]
+
+
+def compare(prior: dict[str, Any], current: dict[str, Any]) -> list[diffing.Change]:
+    """New, removed and changed items (in the order of the new results, then the old)."""
+    old: dict[str, str] = dict(prior.get("items") or {})
+    new: dict[str, str] = dict(current.get("items") or {})
+    out = []
+    for ident, line in new.items():
+        was = old.get(ident)
+        signature = hashlib.blake2b(ident.encode("utf-8"), digest_size=8).hexdigest()
+        if was is None:
+            out.append(diffing.Change("added", None, line, "a:" + signature))
+        elif was != line:
+            shape = marking.template(was, line)
+            out.append(diffing.Change("modified", was, line, "m:" + lines.key_hash(shape)))
+    for ident, line in old.items():
+        if ident not in new:
+            signature = hashlib.blake2b(ident.encode("utf-8"), digest_size=8).hexdigest()
+            out.append(diffing.Change("removed", line, None, "r:" + signature))
+    order = {"modified": 0, "added": 1, "removed": 2}
+    return sorted(out, key=lambda change: order[change.kind])
