@@ -68,7 +68,10 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
     if pending and (resolved := planner_rules.resolve(message, pending, ctx)):
         question, route = resolved
         original = question
-    reply = planner_rules.Reply(pages=dict(current.get("pages") or {}), streamed=True)
+    reply = planner_rules.Reply(
+        pages=dict(current.get("pages") or {}), streamed=True, watch=current.get("watch"),
+        proposal=current.get("proposal"),
+    )
     toolset = await llm_tools.for_turn(ctx)
     history = llm_prompt.messages(current, ctx, message, route, original)
     said, called = await converse(ctx, toolset, history, reply)

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import answers, changes, router, tools
+from lookout.agent import answers, changes, judging, router, setup, tools
+from lookout.agent import watch_controls
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 
@@ -30,6 +31,9 @@ class Reply:
     pages: dict[str, Any] = dataclasses.field(default_factory=dict)
     pending: dict[str, Any] | None = None
     streamed: bool = False  # the planner already emitted the text parts (token streaming)
+    proposal: dict[str, Any] | None = None  # a watch proposed, waiting for "yes" (agent.setup)
+    watch: dict[str, Any] | None = None  # the condition's memory between runs (agent.conditions)
+    scraped: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def read(text: str, ctx: TurnContext) -> router.Route:
@@ -63,29 +67,54 @@ def earlier_urls(route: router.Route, state: ChatState, ctx: TurnContext) -> tup
 async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
     """(the question answered, the reply) for this turn's message."""
     text = state["input"]
+    reply = Reply(pages=dict(state.get("pages") or {}), watch=state.get("watch"))
+    proposal = state.get("proposal")
+    if proposal and not ctx.scheduled:
+        answered = await setup.answer(proposal, text, ctx)
+        if answered is not None:
+            said, reply.proposal, memory = answered
+            reply.watch = memory if memory is not None else reply.watch
+            reply.sentences.append(said)
+            return text, reply
     route = read(text, ctx)
     pending = state.get("pending")
     if pending and (resolved := resolve(text, pending, ctx)):
         text, route = resolved
     elif referred := earlier_urls(route, state, ctx):
         text, route = f"{text} {' '.join(referred)}", read(f"{text} {' '.join(referred)}", ctx)
-    reply = Reply(pages=dict(state.get("pages") or {}))
     if route.intent == "control":
         reply.sentences.append(await control(route, ctx))
     elif route.intent == "ambiguous" and not ctx.scheduled:
         await ctx.emit({"type": "data-clarify", "data": {"question": CLARIFY, "about": text}})
         reply.sentences.append(CLARIFY)
         reply.pending = {"text": text}
+    elif route.intent == "standing" and route.condition and not ctx.scheduled and route.urls:
+        await propose_watch(text, route, ctx, reply)
     else:
         await gather(route, text, ctx, reply)
-        if route.intent == "standing" and not ctx.scheduled:
+        if ctx.scheduled and ctx.condition is not None:
+            verdict, reply.watch = await judging.judge(text, reply.scraped, state.get("watch"), ctx)
+            reply.sentences.insert(0, verdict)
+        elif route.intent == "standing" and not ctx.scheduled:
             reply.sentences.append(await start_watch(text, route, ctx))
     return text, reply
+
+
+async def propose_watch(text: str, route: router.Route, ctx: TurnContext, reply: Reply) -> None:
+    """Read the page once and propose the watch (sample → propose; agent.setup)."""
+    await scrape(list(route.urls), ctx, reply, structured=True)
+    page = reply.scraped[0] if reply.scraped else None
+    proposed = setup.propose(text, route, page, ctx)
+    await ctx.emit({"type": "data-watch-proposal", "data": proposed.part})
+    reply.sentences = [proposed.sentence]
+    reply.proposal = proposed.kept
 
 
 async def control(route: router.Route, ctx: TurnContext) -> str:
     if ctx.watches is None:
         return "Watching isn't available in this conversation."
+    if route.control in watch_controls.HANDLED:
+        return await watch_controls.run(route, ctx)
     if route.control == "stop_watch":
         stopped = await ctx.watches.stop()
         return (
@@ -118,19 +147,25 @@ async def gather(route: router.Route, text: str, ctx: TurnContext, reply: Reply)
         if _DISCOVER.search(lowered):
             await discover_site(route.urls[0], ctx, reply)
         else:
-            await scrape(list(route.urls), ctx, reply)
+            await scrape(list(route.urls), ctx, reply, structured=ctx.condition is not None)
     elif route.query or route.place:
         await maps(route, lowered, ctx, reply)
     else:
         await search(text, ctx, reply)
 
 
-async def scrape(urls: list[str], ctx: TurnContext, reply: Reply) -> None:
-    call = await tools.call(ctx, "web.scrape", {"urls": urls[:20]})
+async def scrape(
+    urls: list[str], ctx: TurnContext, reply: Reply, *, structured: bool = False
+) -> None:
+    arguments: dict[str, Any] = {"urls": urls[:20]}
+    if structured:  # a condition may read the page's structured data (a price, availability)
+        arguments["formats"] = ["markdown", "data"]
+    call = await tools.call(ctx, "web.scrape", arguments)
     if call.output is None:
         reply.sentences.append(_unfinished(call))
         return
     pages = call.output["pages"]
+    reply.scraped = list(pages)
     reply.sentences.append(answers.compare(pages) if len(pages) > 1 else answers.page(pages[0]))
     for page in pages:
         if not page.get("error"):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lookout.schema import watches as watch_schema
+
 Condition = dict[str, Any]
-KINDS = ("below", "above", "mentions", "absent", "new_items", "in_stock", "changes_by", "any")
+KINDS = watch_schema.CONDITION_KINDS
 MAX_TEXT = 200
 
 _CURRENCY_WORDS = {

@@ -10,11 +10,12 @@ import dataclasses
 import hashlib
 import unicodedata
 from collections.abc import Collection
+from typing import Any
 
 import html_to_markdown
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from lookout.capabilities import charsets, links
+from lookout.capabilities import charsets, links, structured
 
 MAX_TITLE = 1000
 MAX_DESCRIPTION = 500
@@ -58,6 +59,7 @@ class Extracted:
     html: str | None
     links: list[str]
     content_hash: str
+    data: dict[str, Any] | None = None  # the product facts of structured data ("data" format)
 
 
 def extract(
@@ -74,6 +76,7 @@ def extract(
     document = charsets.decode(body, charset)
     if content_type == "text/plain":
         return _plain(document, formats, max_chars)
+    data = structured.read(document, url) if "data" in formats else None
     tree = LexborHTMLParser(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
@@ -91,6 +94,7 @@ def extract(
         html=_absolute_html(content, base, max_chars) if "html" in formats else None,
         links=[url for url, _ in found],
         content_hash=content_hash(main.text(separator="") if main else ""),
+        data=data,
     )
 
 

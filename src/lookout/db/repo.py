@@ -707,6 +707,8 @@ class Automation(Row):
     updated_at: dt.datetime
     last_status: str | None = None
     last_scheduled_for: dt.datetime | None = None
+    last_condition_met: bool | None = None
+    last_value: Any = None
 
     @property
     def chat_id(self) -> uuid.UUID:
@@ -726,6 +728,8 @@ class Run(Row):
     created_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
+    condition_met: bool | None = None
+    value: Any = None
 
 
 async def count_watches(db: Executor, *, workspace_id: uuid.UUID) -> int:
@@ -1144,3 +1148,50 @@ async def set_job_chat(db: Executor, *, job_id: uuid.UUID, chat_id: uuid.UUID) -
 
 async def claim_job_post(db: Executor, *, job_id: uuid.UUID) -> Job | None:
     return Job.from_row(await fetchrow(db, "claim_job_post", job_id))
+
+
+# --- watch conditions, pause / resume / edit (migration 0007) --------------------------------
+
+
+async def find_thread_watch(
+    db: Executor, *, workspace_id: uuid.UUID, chat_id: uuid.UUID
+) -> Automation | None:
+    """The chat's watch, running or paused, with its last run."""
+    return Automation.from_row(await fetchrow(db, "find_thread_watch", workspace_id, str(chat_id)))
+
+
+async def set_automation_enabled(
+    db: Executor,
+    *,
+    automation_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    enabled: bool,
+    next_run_at: dt.datetime | None,
+) -> Automation | None:
+    row = await fetchrow(
+        db, "set_automation_enabled", automation_id, workspace_id, enabled, next_run_at
+    )
+    return Automation.from_row(row)
+
+
+async def update_automation_watch(
+    db: Executor,
+    *,
+    automation_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    trigger: dict[str, Any],
+    action: dict[str, Any],
+    next_run_at: dt.datetime,
+    notify: dict[str, Any],
+) -> Automation | None:
+    row = await fetchrow(
+        db, "update_automation_watch", automation_id, workspace_id, trigger, action, next_run_at,
+        notify,
+    )  # fmt: skip
+    return Automation.from_row(row)
+
+
+async def set_run_condition(
+    db: Executor, *, run_id: uuid.UUID, condition_met: bool | None, value: Any
+) -> None:
+    await execute(db, "set_run_condition", run_id, condition_met, value)
