@@ -282,7 +282,8 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     "/api/automations/{automation_id}": {
         "parameters": [_WATCH_ID],
         "patch": _plain(
-            "Change a watch's notification settings", body=notify_schema.WatchPatchSchema
+            "Edit a watch in place: question, cadence, timezone, condition, paused, notifications",
+            body=notify_schema.WatchChangeSchema,
         ),
         "delete": _plain("Stop watching", responses={**_NO_CONTENT, "default": _FAILURE}),
     },
