@@ -81,7 +81,7 @@ def _judge(
         moved = abs(value - base) / abs(base) * 100 if value is not None and base else 0.0
         met = target is not None and moved >= float(target)
         return met, value, {"base": value if met else base, "unit": reading.unit}
-    if kind in ("mentions", "absent", "in_stock"):
+    if kind in ("mentions", "absent", "in_stock", "custom"):  # custom: the model's yes / no
         present = bool(reading.present)
         return (present if kind != "absent" else not present), present, {}
     if kind == "new_items":
@@ -125,6 +125,8 @@ def subject_words(condition: wants.Condition) -> str:
         return f"the {named}" if named else "the price"
     if kind == "in_stock":
         return "the availability"
+    if kind == "custom":
+        return "an answer"
     if kind == "new_items":
         return f"the list of {named}" if named else "the list"
     return "the page's text"
@@ -149,7 +151,7 @@ def describe(condition: wants.Condition | None) -> str:
         return f"new {text or 'items'} appear"
     if kind == "any":
         return "anything changes"
-    return f"“{text or kind}”"
+    return str(text or kind)  # custom: the condition in the person's words
 
 
 def money(value: Any, unit: str | None) -> str:

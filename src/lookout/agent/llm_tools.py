@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, planner_rules, tools
+from lookout.agent import changes, llm_watch, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -24,30 +24,7 @@ RESULT_CHARS = 12_000  # what one tool result may cost the model's context
 PAGE_CHARS = 4_000  # markdown of one scraped page handed to the model
 PAGE_LINKS = 20
 DESCRIPTION_CHARS = 1_000
-WATCH_TOOLS = ("start_watch", "stop_watch", "refresh_watch")
-
-_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
-_WATCH_SPECS = {
-    "start_watch": (
-        "Keep watching: re-ask `question` in this chat on `cadence` and report what changed. "
-        "Use once, after answering a standing request.",
-        {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "The question to re-ask."},
-                "cadence": {
-                    "type": "string",
-                    "description": "A 5-field cron in UTC (the router's cadence when it gave "
-                    "one), or plain words such as 'daily' or 'every 3 hours'.",
-                },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
-    ),
-    "stop_watch": ("Stop watching this chat; it becomes a normal chat again.", _NO_ARGS),
-    "refresh_watch": ("Run this chat's watch now; its result appears in the chat.", _NO_ARGS),
-}
+WATCH_TOOLS = llm_watch.NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +56,7 @@ async def for_turn(ctx: TurnContext) -> Toolset:
         for verb in registry.all_verbs()
     ]
     if ctx.watches is not None:
-        specs += [_spec(name, *_WATCH_SPECS[name]) for name in WATCH_TOOLS]
+        specs += [_spec(name, *llm_watch.SPECS[name]) for name in WATCH_TOOLS]
     connectors = await toolbox.tools_for(ctx.services, ctx.principal)
     specs += [
         _spec(tool.qualified_name, f"[{tool.connector_name}] {tool.description}", tool.input_schema)
@@ -105,7 +82,7 @@ async def run(
     if name in toolset.verbs:
         result = await _verb(ctx, toolset.verbs[name], arguments, pages)
     elif name in WATCH_TOOLS and toolset.watches:
-        result = await _shown(ctx, name, arguments, _watch(ctx, name, arguments))
+        result = await _shown(ctx, name, arguments, llm_watch.run(ctx, name, arguments))
     elif (connector := toolbox.find(toolset.connectors, name)) is not None:
         result = await _shown(ctx, name, arguments, _connector(ctx, connector, arguments))
     else:
@@ -184,27 +161,6 @@ async def _shown(
     output = await work
     await ctx.emit(parts.tool_output(call_id, output))
     return output
-
-
-async def _watch(ctx: TurnContext, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    assert ctx.watches is not None
-    try:
-        if name == "start_watch":
-            question = str(arguments.get("question") or "").strip()
-            cron = _cron(str(arguments.get("cadence") or ""), ctx)
-            return await ctx.watches.start(question, cron)
-        found = await (ctx.watches.stop() if name == "stop_watch" else ctx.watches.refresh())
-    except errors.LookoutError as exc:
-        return {"error": {"code": exc.code, "message": exc.message}}
-    return found or {"result": "This chat isn't being watched."}
-
-
-def _cron(cadence: str, ctx: TurnContext) -> str:
-    """A cron as given, else the router's reading of the words (daily when it finds none)."""
-    if len(cadence.split()) == 5:
-        return cadence
-    route = planner_rules.read(f"keep watching it {cadence}".strip(), ctx)
-    return route.cadence or "0 9 * * *"
 
 
 async def _connector(

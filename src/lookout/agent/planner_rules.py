@@ -64,8 +64,11 @@ def earlier_urls(route: router.Route, state: ChatState, ctx: TurnContext) -> tup
     return read(str(turns[-1]["text"]), ctx).urls if turns else ()
 
 
-async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
-    """(the question answered, the reply) for this turn's message."""
+async def respond(
+    state: ChatState, ctx: TurnContext, *, oracle: judging.Oracle | None = None
+) -> tuple[str, Reply]:
+    """(the question answered, the reply) for this turn's message; `oracle` judges a condition
+    in words (the LLM planner's model)."""
     text = state["input"]
     reply = Reply(pages=dict(state.get("pages") or {}), watch=state.get("watch"))
     proposal = state.get("proposal")
@@ -88,12 +91,14 @@ async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
         await ctx.emit({"type": "data-clarify", "data": {"question": CLARIFY, "about": text}})
         reply.sentences.append(CLARIFY)
         reply.pending = {"text": text}
-    elif route.intent == "standing" and route.condition and not ctx.scheduled and route.urls:
+    elif route.intent == "standing" and setup.proposable(route) and not ctx.scheduled:
         await propose_watch(text, route, ctx, reply)
     else:
         await gather(route, text, ctx, reply)
         if ctx.scheduled and ctx.condition is not None:
-            verdict, reply.watch = await judging.judge(text, reply.scraped, state.get("watch"), ctx)
+            verdict, reply.watch = await judging.judge(
+                text, reply.scraped, state.get("watch"), ctx, oracle
+            )
             reply.sentences.insert(0, verdict)
         elif route.intent == "standing" and not ctx.scheduled:
             reply.sentences.append(await start_watch(text, route, ctx))
@@ -135,7 +140,7 @@ async def start_watch(text: str, route: router.Route, ctx: TurnContext) -> str:
         return "Watching isn't available in this conversation, so I answered just this once."
     assert route.cadence is not None
     try:
-        summary = await ctx.watches.start(text, route.cadence)
+        summary = await ctx.watches.start(text, route.cadence, timezone=route.timezone)
     except errors.LookoutError as exc:
         return f"I couldn't start watching: {exc.message}"
     return str(summary["sentence"])

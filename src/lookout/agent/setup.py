@@ -45,6 +45,12 @@ class Proposed:
     kept: dict[str, Any]
 
 
+def proposable(route: router.Route) -> bool:
+    """A standing request whose condition is more than "any change": it goes through the setup
+    flow; one without (or with `any`) starts at once, as before conditions."""
+    return bool(route.urls) and route.condition is not None and route.condition["kind"] != "any"
+
+
 def judged_by_model(condition: wants.Condition | None, ctx: TurnContext) -> bool:
     return bool(condition) and condition is not None and condition["kind"] == watch_schema.CUSTOM and (
         ctx.services.settings.llm_base_url is not None

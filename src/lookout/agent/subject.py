@@ -84,13 +84,18 @@ def read(condition: wants.Condition, page: dict[str, Any], request: str) -> Read
 
 def _number(condition: wants.Condition, text: str, data: dict[str, Any], request: str) -> Reading:
     named, unit = condition.get("text"), condition.get("unit")
+    if unit == "%" and condition["kind"] == "changes_by":
+        unit = None  # the percentage is the change's, not the subject's
     if named:
         value = _named_number(text, str(named))
         return Reading(value is not None, value=value, unit=unit, source="page text")
     if data.get("price") is not None and unit in (None, data.get("currency")):
         return Reading(True, value=float(data["price"]), unit=data.get("currency") or unit,
                        source="structured data", name=data.get("name"))  # fmt: skip
-    found = _nearest_amount(text, request, None if unit == "%" else unit)
+    if unit == "%":
+        value = _named_number(text, "%") if "%" in text else None
+        return Reading(value is not None, value=value, unit=unit, source="page text")
+    found = _nearest_amount(text, request, unit)
     if found is None:
         return Reading(False, unit=unit, source="page text")
     return Reading(True, value=found[0], unit=found[1] or unit, source="page text")
@@ -101,7 +106,8 @@ def _words(text: str) -> set[str]:
 
 
 def _nearest_amount(text: str, request: str, unit: str | None) -> tuple[float, str | None] | None:
-    """The currency amount on the line (±1) sharing the most words with the request."""
+    """The currency amount whose line (twice) and the line above (a heading names what follows)
+    share the most words with the request; the first such amount on a tie."""
     lines = [line for line in text.splitlines() if line.strip()][:2000]
     wanted = _words(re.sub(r"https?://\S+", lambda m: m.group().replace("/", " "), request))
     best: tuple[int, int, float, str | None] | None = None
@@ -113,8 +119,8 @@ def _nearest_amount(text: str, request: str, unit: str | None) -> tuple[float, s
             currency = _code(parsed.currency)
             if unit and currency and currency != unit:
                 continue
-            near = " ".join(lines[max(0, index - 1) : index + 2])
-            score = len(wanted & _words(near))
+            above = lines[index - 1] if index else ""
+            score = 2 * len(wanted & _words(line)) + len(wanted & _words(above))
             if best is None or score > best[0]:
                 best = (score, index, float(parsed.amount), currency)
     return (best[2], best[3]) if best else None
