@@ -880,3 +880,18 @@ RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, n
 -- name: set_run_condition
 -- What a run read and whether the watch's condition was met.
 UPDATE automation_runs SET condition_met = $2, value = $3 WHERE id = $1;
+
+-- name: watches_for_threads_any
+-- The watch of each listed chat, running or paused (automations_thread_any_idx), with its last run.
+SELECT DISTINCT ON (a.action ->> 'thread_id')
+       a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
+       a.notify, a.created_at, a.updated_at,
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for,
+       r.condition_met AS last_condition_met, r.value AS last_value
+FROM automations a
+LEFT JOIN LATERAL (
+    SELECT status, scheduled_for, condition_met, value FROM automation_runs
+    WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
+) r ON true
+WHERE a.workspace_id = $1 AND a.action ->> 'thread_id' = ANY($2::text[])
+ORDER BY a.action ->> 'thread_id', a.enabled DESC, a.created_at DESC;

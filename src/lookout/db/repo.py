@@ -1195,3 +1195,11 @@ async def set_run_condition(
     db: Executor, *, run_id: uuid.UUID, condition_met: bool | None, value: Any
 ) -> None:
     await execute(db, "set_run_condition", run_id, condition_met, value)
+
+
+async def watches_for_threads_any(
+    db: Executor, *, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
+) -> list[Automation]:
+    """The watch of each listed chat, paused ones included, with its last run."""
+    rows = await fetch(db, "watches_for_threads_any", workspace_id, [str(c) for c in chat_ids])
+    return [a for row in rows if (a := Automation.from_row(row))]

@@ -187,6 +187,6 @@ async def run_now(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UU
 async def summaries(
     db: asyncpg.Pool, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
 ) -> dict[uuid.UUID, dict[str, Any]]:
-    """The watch of each listed chat that has one (one indexed query)."""
-    found = await repo.watches_for_threads(db, workspace_id=workspace_id, chat_ids=chat_ids)
+    """The watch of each listed chat that has one, paused ones included (one indexed query)."""
+    found = await repo.watches_for_threads_any(db, workspace_id=workspace_id, chat_ids=chat_ids)
     return {automation.chat_id: summary(automation) for automation in found}
