@@ -31,23 +31,32 @@ async def shop(aiohttp_server: Any) -> dict[str, Any]:
     state: dict[str, Any] = {"price": 59.0, "stock": "Sold out", "jobs": ["Senior engineer"]}
 
     async def kettle(request: web.Request) -> web.Response:
-        offer = {"@context": "https://schema.org", "@type": "Product", "name": "Stovetop kettle",
-                 "offers": {"@type": "Offer", "price": f"{state['price']:.2f}",
-                            "priceCurrency": "EUR"}}  # fmt: skip
-        html = (f"<html><head><title>Kettle | Shop</title><script type='application/ld+json'>"
-                f"{json.dumps(offer)}</script></head><body><main><h1>Stovetop kettle</h1>"
-                "<p>Enamel, 2 litres. Free delivery from 30 €.</p></main></body></html>")  # fmt: skip
+        offer = {
+            "@context": "https://schema.org",
+            "@type": "Product",
+            "name": "Stovetop kettle",
+            "offers": {"@type": "Offer", "price": f"{state['price']:.2f}", "priceCurrency": "EUR"},
+        }
+        html = (
+            f"<html><head><title>Kettle | Shop</title><script type='application/ld+json'>"
+            f"{json.dumps(offer)}</script></head><body><main><h1>Stovetop kettle</h1>"
+            "<p>Enamel, 2 litres. Free delivery from 30 €.</p></main></body></html>"
+        )
         return web.Response(text=html, content_type="text/html")
 
     async def lamp(request: web.Request) -> web.Response:
-        html = (f"<html><head><title>Desk lamp</title></head><body><main><h1>Desk lamp</h1>"
-                f"<p>{state['stock']}</p></main></body></html>")  # fmt: skip
+        html = (
+            f"<html><head><title>Desk lamp</title></head><body><main><h1>Desk lamp</h1>"
+            f"<p>{state['stock']}</p></main></body></html>"
+        )
         return web.Response(text=html, content_type="text/html")
 
     async def jobs(request: web.Request) -> web.Response:
         items = "".join(f"<li>{job}</li>" for job in state["jobs"])
-        html = (f"<html><head><title>Careers</title></head><body><main><h1>Open roles</h1>"
-                f"<ul>{items}</ul></main></body></html>")  # fmt: skip
+        html = (
+            f"<html><head><title>Careers</title></head><body><main><h1>Open roles</h1>"
+            f"<ul>{items}</ul></main></body></html>"
+        )
         return web.Response(text=html, content_type="text/html")
 
     server_app = web.Application()
@@ -74,9 +83,12 @@ async def new_chat(stack: Stack, tenant: Tenant) -> str:
 async def say(stack: Stack, tenant: Tenant, chat_id: str, text: str) -> sse.Stream:
     base = str(stack.client.make_url("")).rstrip("/")
     return await sse.stream(
-        base, "POST", f"/api/chats/{chat_id}/messages", headers=tenant.headers,
+        base,
+        "POST",
+        f"/api/chats/{chat_id}/messages",
+        headers=tenant.headers,
         json_body={"text": text},
-    )  # fmt: skip
+    )
 
 
 def proposal_of(said: sse.Stream) -> dict[str, Any]:
@@ -112,17 +124,22 @@ async def heard(db: asyncpg.Pool, receiver: Receiver, count: int, seconds: float
 
 
 async def test_price_below_proposed_confirmed_then_notified_only_as_it_becomes_true(
-    db: asyncpg.Pool, stack: Stack, tenant_factory: TenantFactory, shop: dict[str, Any],
-    receiver: Receiver, worker: None,
-) -> None:  # fmt: skip
+    db: asyncpg.Pool,
+    stack: Stack,
+    tenant_factory: TenantFactory,
+    shop: dict[str, Any],
+    receiver: Receiver,
+    worker: None,
+) -> None:
     # Given a workspace with a webhook target and a chat
     tenant = await tenant_factory(credits=100)
     await add_target(stack, tenant, receiver.url(), default=True)
     chat_id = await new_chat(stack, tenant)
 
     # When the person asks to hear when the kettle drops below 50 euros
-    said = await say(stack, tenant, chat_id, f"tell me when the price of {shop['kettle']} drops "
-                     "below 50 euros")  # fmt: skip
+    said = await say(
+        stack, tenant, chat_id, f"tell me when the price of {shop['kettle']} drops below 50 euros"
+    )
 
     # Then the page is read once and a watch is proposed, not started
     proposal = proposal_of(said)
@@ -149,7 +166,10 @@ async def test_price_below_proposed_confirmed_then_notified_only_as_it_becomes_t
     assert heard_counts == [0, 1, 1, 2]
     assert [r.status for r in runs] == ["succeeded"] * 4
     assert [(r.condition_met, r.value) for r in runs] == [
-        (False, 57.0), (True, 45.0), (False, 62.0), (True, 48.0)
+        (False, 57.0),
+        (True, 45.0),
+        (False, 62.0),
+        (True, 48.0),
     ]
     bodies = receiver.bodies()
     assert [b["event"] for b in bodies] == ["watch.condition"] * 2
@@ -159,9 +179,12 @@ async def test_price_below_proposed_confirmed_then_notified_only_as_it_becomes_t
     # And the chat says met / not met with the current and previous value each time
     rows = await db.fetch(
         "SELECT parts FROM chat_messages WHERE chat_id = $1 AND role = 'assistant' "
-        "AND source = 'automation' ORDER BY seq", repo_uuid(chat_id),
-    )  # fmt: skip
-    texts = ["".join(p.get("text", "") for p in row["parts"] if p["type"] == "text") for row in rows]
+        "AND source = 'automation' ORDER BY seq",
+        repo_uuid(chat_id),
+    )
+    texts = [
+        "".join(p.get("text", "") for p in row["parts"] if p["type"] == "text") for row in rows
+    ]
     assert texts[0].startswith("Now 57 € (was 59 €); I'll tell you when the price is below 50 €")
     assert texts[1].startswith("Now 45 € (was 57 €): the price is below 50 €.")
     assert texts[2].startswith("Now 62 € (was 45 €); I'll tell you")
@@ -174,9 +197,13 @@ def repo_uuid(value: str) -> Any:
 
 
 async def test_in_stock_and_mentions_and_new_items_notify_when_they_become_true(
-    db: asyncpg.Pool, stack: Stack, tenant_factory: TenantFactory, shop: dict[str, Any],
-    receiver: Receiver, worker: None,
-) -> None:  # fmt: skip
+    db: asyncpg.Pool,
+    stack: Stack,
+    tenant_factory: TenantFactory,
+    shop: dict[str, Any],
+    receiver: Receiver,
+    worker: None,
+) -> None:
     tenant = await tenant_factory(credits=100)
     await add_target(stack, tenant, receiver.url(), default=True)
 
@@ -188,10 +215,16 @@ async def test_in_stock_and_mentions_and_new_items_notify_when_they_become_true(
     await say(stack, tenant, lamp_chat, "yes please")
     asked = await say(stack, tenant, jobs_chat, f"ping me when {shop['jobs']} mentions internship")
     assert proposal_of(asked)["condition"] == {
-        "kind": "mentions", "value": None, "text": "internship", "unit": None
+        "kind": "mentions",
+        "value": None,
+        "text": "internship",
+        "unit": None,
     }
     await say(stack, tenant, jobs_chat, "ok")
-    lamp, jobs = await the_watch(stack, tenant, lamp_chat), await the_watch(stack, tenant, jobs_chat)
+    lamp, jobs = (
+        await the_watch(stack, tenant, lamp_chat),
+        await the_watch(stack, tenant, jobs_chat),
+    )
 
     # When the lamp stays sold out, comes back, stays in stock
     for count, stock in enumerate(("Sold out", "In stock, ships today", "In stock"), start=1):
@@ -202,8 +235,10 @@ async def test_in_stock_and_mentions_and_new_items_notify_when_they_become_true(
     assert [b["title"] for b in receiver.bodies()] == ["Desk lamp"]
 
     # And the jobs page gains an internship, keeps it
-    for count, listed in enumerate((["Senior engineer"], ["Senior engineer", "Summer internship"],
-                                    ["Summer internship"]), start=1):  # fmt: skip
+    for count, listed in enumerate(
+        (["Senior engineer"], ["Senior engineer", "Summer internship"], ["Summer internship"]),
+        start=1,
+    ):
         shop["jobs"] = listed
         jobs_runs = await run_once(db, jobs["id"], count)
     await heard(db, receiver, 2)
@@ -215,9 +250,12 @@ async def test_in_stock_and_mentions_and_new_items_notify_when_they_become_true(
 
 
 async def test_pause_resume_edit_and_describe_keep_the_watch_and_its_history(
-    db: asyncpg.Pool, stack: Stack, tenant_factory: TenantFactory, shop: dict[str, Any],
+    db: asyncpg.Pool,
+    stack: Stack,
+    tenant_factory: TenantFactory,
+    shop: dict[str, Any],
     settings: Settings,
-) -> None:  # fmt: skip
+) -> None:
     broker.setup(settings)  # run-now enqueues a message; no worker needs to take it here
     tenant = await tenant_factory(credits=100)
     chat_id = await new_chat(stack, tenant)
@@ -225,7 +263,9 @@ async def test_pause_resume_edit_and_describe_keep_the_watch_and_its_history(
     watch = await the_watch(stack, tenant, chat_id)
     await make_due(db, watch["id"])
     assert len(await dispatch.dispatch_due(db)) == 1
-    row_before = dict(await db.fetchrow("SELECT * FROM automations WHERE id = $1", repo_uuid(watch["id"])))
+    row_before = dict(
+        await db.fetchrow("SELECT * FROM automations WHERE id = $1", repo_uuid(watch["id"]))
+    )
 
     # "what are you watching?" describes it and leaves it exactly as it was
     described = await say(stack, tenant, chat_id, "what are you watching?")
@@ -233,7 +273,9 @@ async def test_pause_resume_edit_and_describe_keep_the_watch_and_its_history(
     assert "stop watching" in described.text
     for question in ("how do I stop watching?", "when is the next check?"):
         await say(stack, tenant, chat_id, question)
-    row_after = dict(await db.fetchrow("SELECT * FROM automations WHERE id = $1", repo_uuid(watch["id"])))
+    row_after = dict(
+        await db.fetchrow("SELECT * FROM automations WHERE id = $1", repo_uuid(watch["id"]))
+    )
     assert row_after == row_before
 
     # Pause: no run is dispatched; the chat is still watched, paused
@@ -252,15 +294,23 @@ async def test_pause_resume_edit_and_describe_keep_the_watch_and_its_history(
     edited = await say(stack, tenant, chat_id, "check it every 2 hours instead")
     assert "every 2 hours" in edited.text
     status, body = await stack.call(
-        "PATCH", f"/api/automations/{watch['id']}", tenant,
-        json={"cadence": "0 9 * * *", "timezone": "Europe/Berlin",
-              "condition": {"kind": "mentions", "text": "internship"}},
-    )  # fmt: skip
+        "PATCH",
+        f"/api/automations/{watch['id']}",
+        tenant,
+        json={
+            "cadence": "0 9 * * *",
+            "timezone": "Europe/Berlin",
+            "condition": {"kind": "mentions", "text": "internship"},
+        },
+    )
     assert status == 200, body
     assert body["data"]["id"] == watch["id"]
     assert (body["data"]["cadence"], body["data"]["timezone"]) == ("0 9 * * *", "Europe/Berlin")
     assert body["data"]["condition"] == {
-        "kind": "mentions", "value": None, "text": "internship", "unit": None
+        "kind": "mentions",
+        "value": None,
+        "text": "internship",
+        "unit": None,
     }
     runs = await db.fetchval(
         "SELECT count(*) FROM automation_runs WHERE automation_id = $1", repo_uuid(watch["id"])

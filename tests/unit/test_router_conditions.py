@@ -20,9 +20,14 @@ CASES: list[dict[str, Any]] = [
     if line.strip()
 ]
 THRESHOLDS = {
-    "intent": 0.97, "urls": 1.0, "control": 0.95, "condition_kind": 0.95, "condition": 0.9,
-    "timezone": 0.97, "cadence": 0.97,
-}  # fmt: skip
+    "intent": 0.97,
+    "urls": 1.0,
+    "control": 0.95,
+    "condition_kind": 0.95,
+    "condition": 0.9,
+    "timezone": 0.97,
+    "cadence": 0.97,
+}
 
 
 def _kind(condition: dict[str, Any] | None) -> str | None:
@@ -41,7 +46,10 @@ def _fields(case: dict[str, Any], found: router.Route) -> dict[str, tuple[object
     if "timezone" in case:
         pairs["timezone"] = (found.timezone, case["timezone"])
     if "cadence" in case:
-        pairs["cadence"] = ((found.cadence, found.period_min), (case["cadence"], case["period_min"]))
+        pairs["cadence"] = (
+            (found.cadence, found.period_min),
+            (case["cadence"], case["period_min"]),
+        )
     return pairs
 
 
@@ -63,8 +71,14 @@ def test_the_table_covers_every_kind_control_and_timezone_form() -> None:
     kinds = {_kind(case["condition"]) for case in CASES}
     assert kinds >= {*wants.KINDS, None}
     controls = {case["control"] for case in CASES}
-    assert controls >= {"describe_watch", "pause_watch", "resume_watch", "edit_watch",
-                        "stop_watch", "refresh_watch"}  # fmt: skip
+    assert controls >= {
+        "describe_watch",
+        "pause_watch",
+        "resume_watch",
+        "edit_watch",
+        "stop_watch",
+        "refresh_watch",
+    }
     zones = {case.get("timezone") for case in CASES} - {None, "UTC"}
     assert len(zones) >= 8
 
@@ -74,7 +88,9 @@ def test_accuracy_per_field_meets_the_bar(capsys: pytest.CaptureFixture[str]) ->
     with capsys.disabled():
         print(f"\nrouter on {len(CASES)} condition / timezone / control messages:")
         for field, value in accuracy.items():
-            print(f"  {field:15} {value:6.1%} of {seen[field]:3}  (needs >= {THRESHOLDS[field]:.0%})")
+            print(
+                f"  {field:15} {value:6.1%} of {seen[field]:3}  (needs >= {THRESHOLDS[field]:.0%})"
+            )
         print("\n".join(misses))
     for field, threshold in THRESHOLDS.items():
         assert accuracy[field] >= threshold, f"{field}: {accuracy[field]:.1%} < {threshold:.0%}"

@@ -47,8 +47,10 @@ def evaluate(
     met, value, extra = _judge(condition, reading, memory)
     was = bool(memory.get("met"))
     first = "met" not in memory
-    notify = bool(met) and (not first or condition["kind"] not in _EVENTS) and (
-        condition["kind"] in _EVENTS or not was
+    notify = (
+        bool(met)
+        and (not first or condition["kind"] not in _EVENTS)
+        and (condition["kind"] in _EVENTS or not was)
     )
     memory.update(met=bool(met), value=value, **extra)
     sentence = _sentence(condition, met, value, previous, first)
@@ -60,8 +62,11 @@ def _lost(condition: wants.Condition, memory: dict[str, Any], previous: Any) -> 
     notify = misses >= LOST_AFTER and not memory.get("lost")
     memory.update(misses=misses, lost=bool(memory.get("lost")) or notify)
     what = subject_words(condition)
-    sentence = (f"I can no longer find {what} on this page." if misses >= LOST_AFTER
-                else f"I couldn't find {what} on the page this time.")  # fmt: skip
+    sentence = (
+        f"I can no longer find {what} on this page."
+        if misses >= LOST_AFTER
+        else f"I couldn't find {what} on the page this time."
+    )
     return Outcome(None, notify, sentence, None, previous, memory)
 
 
@@ -71,8 +76,10 @@ def _judge(
     kind, target = condition["kind"], condition.get("value")
     if kind in ("below", "above"):
         value = reading.value
-        met = value is not None and target is not None and (
-            value < float(target) if kind == "below" else value > float(target)
+        met = (
+            value is not None
+            and target is not None
+            and (value < float(target) if kind == "below" else value > float(target))
         )
         return met, value, {"unit": reading.unit or condition.get("unit")}
     if kind == "changes_by":
@@ -93,9 +100,7 @@ def _judge(
     return changed, None, {"digest": reading.digest}
 
 
-def _sentence(
-    condition: wants.Condition, met: bool, value: Any, previous: Any, first: bool
-) -> str:
+def _sentence(condition: wants.Condition, met: bool, value: Any, previous: Any, first: bool) -> str:
     kind, wanted = condition["kind"], describe(condition)
     if kind in ("below", "above", "changes_by"):
         now = money(value, condition.get("unit"))
@@ -104,8 +109,10 @@ def _sentence(
         was = f" (was {money(previous, condition.get('unit'))})" if previous != value else ""
         if met:
             return f"Now {now}{was}: {wanted}."
-        return f"Still {now}; I'll tell you when {wanted}." if not was else (
-            f"Now {now}{was}; I'll tell you when {wanted}."
+        return (
+            f"Still {now}; I'll tell you when {wanted}."
+            if not was
+            else (f"Now {now}{was}; I'll tell you when {wanted}.")
         )
     if kind == "new_items":
         if first:
@@ -119,7 +126,7 @@ def _sentence(
 
 
 def subject_words(condition: wants.Condition) -> str:
-    """"the price", "the rating", "the availability", "the list", … of a condition."""
+    """ "the price", "the rating", "the availability", "the list", … of a condition."""
     kind, named = condition["kind"], condition.get("text")
     if kind in ("below", "above", "changes_by"):
         return f"the {named}" if named else "the price"

@@ -19,9 +19,12 @@ Oracle = Callable[[TurnContext, str, str], Awaitable[bool | None]]
 
 
 async def judge(
-    question: str, pages: list[dict[str, Any]], memory: dict[str, Any] | None, ctx: TurnContext,
+    question: str,
+    pages: list[dict[str, Any]],
+    memory: dict[str, Any] | None,
+    ctx: TurnContext,
     oracle: Oracle | None = None,
-) -> tuple[str, dict[str, Any]]:  # fmt: skip
+) -> tuple[str, dict[str, Any]]:
     """(the verdict sentence, the memory to keep) for this run of the watch's condition."""
     assert ctx.condition is not None
     condition, _ = setup.usable(ctx.condition, ctx)
@@ -33,10 +36,16 @@ async def judge(
         reading = subject.read(condition, page, question)
     outcome = conditions.evaluate(condition, reading, memory)
     data = {
-        "condition": condition, "met": outcome.met, "notify": outcome.notify,
-        "value": outcome.value, "previous": outcome.previous, "sentence": outcome.sentence,
-        "lost": outcome.met is None, "url": page.get("url"), "title": page.get("title") or "",
+        "condition": condition,
+        "met": outcome.met,
+        "notify": outcome.notify,
+        "value": outcome.value,
+        "previous": outcome.previous,
+        "sentence": outcome.sentence,
+        "lost": outcome.met is None,
+        "url": page.get("url"),
+        "title": page.get("title") or "",
         "words": conditions.describe(condition),
-    }  # fmt: skip
+    }
     await ctx.emit({"type": "data-condition", "data": data})
     return outcome.sentence, outcome.memory

@@ -13,8 +13,15 @@ from lookout.agent import planner_rules
 from lookout.agent.context import TurnContext
 from lookout.schema import watches as watch_schema
 
-NAMES = ("start_watch", "stop_watch", "refresh_watch", "describe_watch", "pause_watch",
-         "resume_watch", "edit_watch")  # fmt: skip
+NAMES = (
+    "start_watch",
+    "stop_watch",
+    "refresh_watch",
+    "describe_watch",
+    "pause_watch",
+    "resume_watch",
+    "edit_watch",
+)
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 CONDITION: dict[str, Any] = {
     "type": ["object", "null"],
@@ -31,33 +38,52 @@ CONDITION: dict[str, Any] = {
     "required": ["kind"],
     "additionalProperties": False,
 }
-_CADENCE = {"type": "string", "description": "A 5-field cron in `timezone` (the router's cadence "
-            "when it gave one), or plain words such as 'daily' or 'every 3 hours'."}  # fmt: skip
+_CADENCE = {
+    "type": "string",
+    "description": "A 5-field cron in `timezone` (the router's cadence "
+    "when it gave one), or plain words such as 'daily' or 'every 3 hours'.",
+}
 _ZONE = {"type": "string", "description": "IANA timezone of the cadence, e.g. Europe/Berlin."}
 SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "start_watch": (
         "Keep watching: re-ask `question` in this chat on `cadence` and report what changed, or "
         "only when `condition` becomes true. Use once, after answering a standing request.",
-        {"type": "object", "properties": {
-            "question": {"type": "string", "description": "The question to re-ask."},
-            "cadence": _CADENCE, "timezone": _ZONE, "condition": CONDITION,
-        }, "required": ["question"], "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {
+                "question": {"type": "string", "description": "The question to re-ask."},
+                "cadence": _CADENCE,
+                "timezone": _ZONE,
+                "condition": CONDITION,
+            },
+            "required": ["question"],
+            "additionalProperties": False,
+        },
     ),
     "stop_watch": ("Stop watching this chat; it becomes a normal chat again.", _NO_ARGS),
     "refresh_watch": ("Run this chat's watch now; its result appears in the chat.", _NO_ARGS),
-    "describe_watch": ("What this chat's watch is: question, condition, cadence, next check, "
-                       "last result. Use for any question about the watch.", _NO_ARGS),
+    "describe_watch": (
+        "What this chat's watch is: question, condition, cadence, next check, "
+        "last result. Use for any question about the watch.",
+        _NO_ARGS,
+    ),
     "pause_watch": ("Pause this chat's watch, keeping it and its history.", _NO_ARGS),
     "resume_watch": ("Resume this chat's paused watch.", _NO_ARGS),
     "edit_watch": (
         "Change this chat's watch in place (its history stays): any of question, cadence, "
         "timezone, condition.",
-        {"type": "object", "properties": {
-            "question": {"type": "string"}, "cadence": _CADENCE, "timezone": _ZONE,
-            "condition": CONDITION,
-        }, "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {
+                "question": {"type": "string"},
+                "cadence": _CADENCE,
+                "timezone": _ZONE,
+                "condition": CONDITION,
+            },
+            "additionalProperties": False,
+        },
     ),
-}  # fmt: skip
+}
 
 
 def condition_of(arguments: dict[str, Any]) -> dict[str, Any] | None:

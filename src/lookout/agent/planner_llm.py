@@ -78,7 +78,9 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
         question, route = resolved
         original = question
     reply = planner_rules.Reply(
-        pages=dict(current.get("pages") or {}), streamed=True, watch=current.get("watch"),
+        pages=dict(current.get("pages") or {}),
+        streamed=True,
+        watch=current.get("watch"),
         proposal=current.get("proposal"),
     )
     toolset = await llm_tools.for_turn(ctx)
@@ -103,9 +105,7 @@ def _rules_decide(current: ChatState, route: router.Route, ctx: TurnContext) -> 
     the router's rules exactly; the model is asked only to judge a condition in words."""
     if ctx.scheduled:
         return ctx.condition is not None
-    return bool(current.get("proposal")) or (
-        route.intent == "standing" and setup.proposable(route)
-    )
+    return bool(current.get("proposal")) or (route.intent == "standing" and setup.proposable(route))
 
 
 async def judge_condition(ctx: TurnContext, condition: str, page: str) -> bool | None:

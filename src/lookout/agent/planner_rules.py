@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import answers, changes, judging, router, setup, tools
-from lookout.agent import watch_controls
+from lookout.agent import answers, changes, judging, router, setup, tools, watch_controls
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 

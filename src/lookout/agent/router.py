@@ -118,13 +118,15 @@ def route(text: str, *, now: datetime | None = None, min_interval_minutes: int =
 
 
 def _hear_later(plain: str, condition: wants.Condition | None) -> bool:
-    """"if it drops below 20, let me know": a condition that can only come true later."""
+    """ "if it drops below 20, let me know": a condition that can only come true later."""
     if condition is None or _ASKS_TO_HEAR.search(plain) is None:
         return False
     return condition["kind"] not in ("mentions", "any") or _LATER_CUE.search(plain) is not None
 
 
-def amendment(text: str, *, now: datetime | None = None, min_interval_minutes: int = 5) -> Amendment:
+def amendment(
+    text: str, *, now: datetime | None = None, min_interval_minutes: int = 5
+) -> Amendment:
     """The cadence, timezone and condition a reply states (each None when it states none)."""
     plain = _normalize(_mask(text, urls.spans(text)))
     zone, clocked = timezones.strip(plain)

@@ -14,10 +14,9 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import conditions, router, subject, wants
+from lookout.agent import cadence, conditions, router, subject, wants
 from lookout.agent.context import TurnContext
 from lookout.schema import watches as watch_schema
-from lookout.watches import schedule
 
 _YES = re.compile(
     r"^\W*(?:yes|yep|yeah|yup|sure|ok(?:ay)?|start(?:\s+it)?|go(?:\s+ahead)?|do\s+it|please\s+do"
@@ -52,8 +51,11 @@ def proposable(route: router.Route) -> bool:
 
 
 def judged_by_model(condition: wants.Condition | None, ctx: TurnContext) -> bool:
-    return bool(condition) and condition is not None and condition["kind"] == watch_schema.CUSTOM and (
-        ctx.services.settings.llm_base_url is not None
+    return (
+        bool(condition)
+        and condition is not None
+        and condition["kind"] == watch_schema.CUSTOM
+        and (ctx.services.settings.llm_base_url is not None)
     )
 
 
@@ -66,30 +68,51 @@ def usable(condition: wants.Condition, ctx: TurnContext) -> tuple[wants.Conditio
 
 
 def propose(
-    question: str, route: router.Route, page: dict[str, Any] | None, ctx: TurnContext,
-    *, note: str | None = None,
-) -> Proposed:  # fmt: skip
+    question: str,
+    route: router.Route,
+    page: dict[str, Any] | None,
+    ctx: TurnContext,
+    *,
+    note: str | None = None,
+) -> Proposed:
     """The proposal for `question` from the page read now (None: it could not be read)."""
     assert route.condition is not None and route.cadence is not None
     condition, fallback = usable(route.condition, ctx)
     reading = subject.read(condition, page or {"error": "unread"}, question)
     outcome = conditions.evaluate(condition, reading, None)
     name = reading.name or (page or {}).get("title") or _host(route.urls)
-    words = schedule.describe(route.cadence, route.timezone)
+    words = cadence.describe(route.cadence, route.timezone)
     zone = "" if route.timezone in words else f" ({route.timezone})"
     now = _now_words(condition, reading, outcome)
-    said = [f"I'll check *{name}* {words}{zone} and tell you when "
-            f"{conditions.describe(condition)}{now}. Shall I start?"]  # fmt: skip
+    said = [
+        f"I'll check *{name}* {words}{zone} and tell you when "
+        f"{conditions.describe(condition)}{now}. Shall I start?"
+    ]
     said += [text for text in (fallback, note) if text]
     part = {
-        "status": "proposed", "question": question, "cadence": route.cadence,
-        "timezone": route.timezone, "schedule": words, "condition": condition,
-        "condition_words": conditions.describe(condition), "current": outcome.value,
-        "found": reading.found, "title": name, "urls": list(route.urls), "note": fallback,
-    }  # fmt: skip
-    kept = {"question": question, "cadence": route.cadence, "timezone": route.timezone,
-            "condition": route.condition, "urls": list(route.urls), "title": name,
-            "page": _sample(page), "memory": outcome.memory}  # fmt: skip
+        "status": "proposed",
+        "question": question,
+        "cadence": route.cadence,
+        "timezone": route.timezone,
+        "schedule": words,
+        "condition": condition,
+        "condition_words": conditions.describe(condition),
+        "current": outcome.value,
+        "found": reading.found,
+        "title": name,
+        "urls": list(route.urls),
+        "note": fallback,
+    }
+    kept = {
+        "question": question,
+        "cadence": route.cadence,
+        "timezone": route.timezone,
+        "condition": route.condition,
+        "urls": list(route.urls),
+        "title": name,
+        "page": _sample(page),
+        "memory": outcome.memory,
+    }
     return Proposed(" ".join(said), part, kept)
 
 
@@ -97,8 +120,11 @@ def _sample(page: dict[str, Any] | None) -> dict[str, Any] | None:
     """The page as sampled, bounded, so an amended proposal reads it again without a fetch."""
     if page is None or page.get("error"):
         return None
-    return {"markdown": (page.get("markdown") or "")[:SAMPLE_CHARS], "data": page.get("data"),
-            "title": page.get("title")}  # fmt: skip
+    return {
+        "markdown": (page.get("markdown") or "")[:SAMPLE_CHARS],
+        "data": page.get("data"),
+        "title": page.get("title"),
+    }
 
 
 def _now_words(
@@ -141,9 +167,11 @@ async def _start(kept: dict[str, Any], ctx: TurnContext) -> str:
         return "Watching isn't available in this conversation."
     try:
         summary = await ctx.watches.start(
-            str(kept["question"]), str(kept["cadence"]), timezone=str(kept["timezone"]),
+            str(kept["question"]),
+            str(kept["cadence"]),
+            timezone=str(kept["timezone"]),
             condition=kept["condition"],
-        )  # fmt: skip
+        )
     except errors.LookoutError as exc:
         return f"I couldn't start watching: {exc.message}"
     await ctx.emit({"type": "data-watch-proposal", "data": {"status": "started"}})
@@ -163,10 +191,12 @@ async def _amend(
         if change.condition.get("unit") is None and condition["kind"] == kept["condition"]["kind"]:
             condition["unit"] = kept["condition"].get("unit")
     route = router.Route(
-        "standing", tuple(kept["urls"]), condition=condition,
+        "standing",
+        tuple(kept["urls"]),
+        condition=condition,
         cadence=change.cadence.cron if change.cadence else kept["cadence"],
         timezone=change.timezone or kept["timezone"],
-    )  # fmt: skip
+    )
     proposed = propose(str(kept["question"]), route, kept.get("page"), ctx)
     await ctx.emit({"type": "data-watch-proposal", "data": proposed.part})
     return proposed.sentence, proposed.kept, None

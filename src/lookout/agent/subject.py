@@ -41,11 +41,12 @@ _IN_STOCK = re.compile(
     re.IGNORECASE,
 )
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+(?P<item>.+)$")
-_STOP_WORDS = frozenset(
-    "the a an of on at in to for and or me my us when if is are it its this that let know tell"
-    " notify ping alert email drops drop below above under over price cost euros euro dollars"
-    " pounds watch track monitor every day daily hourly check please once goes falls".split()
-)
+_STOP_TEXT = """
+the a an of on at in to for and or me my us when if is are it its this that let know tell notify
+ping alert email drops drop below above under over price cost euros euro dollars pounds watch track
+monitor every day daily hourly check please once goes falls
+"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +75,9 @@ def read(condition: wants.Condition, page: dict[str, Any], request: str) -> Read
     if kind == "in_stock":
         return _stock(text, data)
     if kind in ("mentions", "absent"):
-        return Reading(True, present=_says(text, str(condition.get("text") or "")), source="page text")
+        return Reading(
+            True, present=_says(text, str(condition.get("text") or "")), source="page text"
+        )
     if kind == "new_items":
         items = _items(text)
         return Reading(bool(items), items=items, source="page list")
@@ -90,8 +93,13 @@ def _number(condition: wants.Condition, text: str, data: dict[str, Any], request
         value = _named_number(text, str(named))
         return Reading(value is not None, value=value, unit=unit, source="page text")
     if data.get("price") is not None and unit in (None, data.get("currency")):
-        return Reading(True, value=float(data["price"]), unit=data.get("currency") or unit,
-                       source="structured data", name=data.get("name"))  # fmt: skip
+        return Reading(
+            True,
+            value=float(data["price"]),
+            unit=data.get("currency") or unit,
+            source="structured data",
+            name=data.get("name"),
+        )
     if unit == "%":
         value = _named_number(text, "%") if "%" in text else None
         return Reading(value is not None, value=value, unit=unit, source="page text")

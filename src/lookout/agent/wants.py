@@ -148,9 +148,11 @@ def _compare(plain: str) -> Condition | None:
 
 
 def _clock_like(plain: str, end: int) -> bool:
-    """"over 3 hours", "under 5 minutes": a duration, not a threshold."""
+    """ "over 3 hours", "under 5 minutes": a duration, not a threshold."""
     after = plain[end : end + 12]
-    return re.match(r"\s*(?:min|hour|hr|day|week|month|year|am\b|pm\b|o'clock|:)", after) is not None
+    return (
+        re.match(r"\s*(?:min|hour|hr|day|week|month|year|am\b|pm\b|o'clock|:)", after) is not None
+    )
 
 
 def _unit(raw: str | None) -> str | None:
@@ -240,7 +242,7 @@ def _clean(text: str | None) -> str | None:
     text = _LEAD_IN.sub("", text.strip())
     for _ in range(3):
         text = _TRIM.sub("", text).strip()
-    text = text.strip(" \"'“”‘’")
+    text = text.strip(" \"'\u201c\u201d\u2018\u2019")
     if not text or text in ("it", "this", "that", "them", "_url_", "anything", "something"):
         return None
     if re.fullmatch(r"(?:me|us|you)\b.*", text):

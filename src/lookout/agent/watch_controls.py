@@ -53,7 +53,10 @@ async def _edit(route: router.Route, ctx: TurnContext) -> str:
     assert ctx.watches is not None
     changes = changes_of(route)
     if not changes:
-        return "Tell me what to change: for example “check it hourly instead” or “only when it's below 40”."
+        return (
+            "Tell me what to change: for example “check it hourly instead” or “only when it's "
+            "below 40”."
+        )
     shown = await ctx.watches.edit(changes)
     if shown is None:
         return NONE

@@ -73,7 +73,11 @@ async def scrape_page(
         unreadable = errors.FetchFailed(f"{result.final_url} was fetched but could not be read.")
         return _page(url, fetched_at, error=unreadable, status=result.status)
     return _page(
-        url, fetched_at, result=result, read=read, want_links="links" in options["formats"],
+        url,
+        fetched_at,
+        result=result,
+        read=read,
+        want_links="links" in options["formats"],
         want_data="data" in options["formats"],
     )
 

@@ -22,11 +22,31 @@ logger = logging.getLogger(__name__)
 
 MAX_HTML = 2_000_000  # structured data sits in the head or near the product; bounded work
 MAX_NODES = 500
-_PRODUCT_TYPES = frozenset({"product", "offer", "aggregateoffer", "productgroup", "individualproduct"})
-_IN = ("instock", "in stock", "instoreonly", "limitedavailability", "onlineonly", "presale",
-       "preorder", "backorder", "available", "in_stock")  # fmt: skip
-_OUT = ("outofstock", "out of stock", "soldout", "sold out", "discontinued", "oos",
-        "out_of_stock", "unavailable")  # fmt: skip
+_PRODUCT_TYPES = frozenset(
+    {"product", "offer", "aggregateoffer", "productgroup", "individualproduct"}
+)
+_IN = (
+    "instock",
+    "in stock",
+    "instoreonly",
+    "limitedavailability",
+    "onlineonly",
+    "presale",
+    "preorder",
+    "backorder",
+    "available",
+    "in_stock",
+)
+_OUT = (
+    "outofstock",
+    "out of stock",
+    "soldout",
+    "sold out",
+    "discontinued",
+    "oos",
+    "out_of_stock",
+    "unavailable",
+)
 _SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "₹": "INR", "kr": "SEK"}
 
 
@@ -34,9 +54,12 @@ def read(html: str, url: str) -> dict[str, Any] | None:
     """{name, price, currency, availability, source} of the page's product, or None."""
     try:
         found = extruct.extract(
-            html[:MAX_HTML], base_url=url, syntaxes=["json-ld", "microdata", "opengraph"],
-            uniform=True, errors="ignore",
-        )  # fmt: skip
+            html[:MAX_HTML],
+            base_url=url,
+            syntaxes=["json-ld", "microdata", "opengraph"],
+            uniform=True,
+            errors="ignore",
+        )
     except Exception:  # a malformed page never fails the scrape
         logger.debug("no structured data read from %s", url, exc_info=True)
         return None
@@ -91,8 +114,14 @@ def _from_meta(items: list[Any]) -> dict[str, Any] | None:
     for item in items:
         if isinstance(item, dict):
             meta.update({k: v for k, v in item.items() if isinstance(v, str)})
-    raw = next((meta[k] for k in ("og:price:amount", "product:price:amount", "product:price")
-                if k in meta), None)  # fmt: skip
+    raw = next(
+        (
+            meta[k]
+            for k in ("og:price:amount", "product:price:amount", "product:price")
+            if k in meta
+        ),
+        None,
+    )
     price, symbol = _price(raw)
     currency = _currency(meta.get("og:price:currency") or meta.get("product:price:currency"))
     availability = availability_of(meta.get("product:availability") or meta.get("og:availability"))
@@ -103,11 +132,19 @@ def _from_meta(items: list[Any]) -> dict[str, Any] | None:
 
 
 def _facts(
-    name: str | None, price: float | None, currency: str | None, availability: str | None,
+    name: str | None,
+    price: float | None,
+    currency: str | None,
+    availability: str | None,
     source: str,
-) -> dict[str, Any]:  # fmt: skip
-    return {"name": name[:300] if name else None, "price": price, "currency": currency,
-            "availability": availability, "source": source}  # fmt: skip
+) -> dict[str, Any]:
+    return {
+        "name": name[:300] if name else None,
+        "price": price,
+        "currency": currency,
+        "availability": availability,
+        "source": source,
+    }
 
 
 def _price(raw: object) -> tuple[float | None, str | None]:
@@ -130,7 +167,7 @@ def _currency(raw: object) -> str | None:
 
 
 def availability_of(raw: object) -> str | None:
-    """"in_stock" / "out_of_stock" from a schema.org URL or a stock phrase, else None."""
+    """ "in_stock" / "out_of_stock" from a schema.org URL or a stock phrase, else None."""
     if isinstance(raw, list):
         raw = raw[0] if raw else None
     if not isinstance(raw, str):

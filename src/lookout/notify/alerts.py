@@ -34,15 +34,20 @@ def stored_value(value: Any) -> Any:
 
 
 async def after_run(
-    services: Services, automation: repo.Automation, run_id: uuid.UUID,
-    verdict: dict[str, Any], succeeded: bool,
-) -> None:  # fmt: skip
+    services: Services,
+    automation: repo.Automation,
+    run_id: uuid.UUID,
+    verdict: dict[str, Any],
+    succeeded: bool,
+) -> None:
     """Record the verdict on the run; notify when it says so. Never raises."""
     try:
         await repo.set_run_condition(
-            services.db, run_id=run_id, condition_met=verdict.get("met"),
+            services.db,
+            run_id=run_id,
+            condition_met=verdict.get("met"),
             value=stored_value(verdict.get("value")),
-        )  # fmt: skip
+        )
         if succeeded and verdict.get("notify"):
             delivery_ids = await prepare(services, automation, run_id, verdict)
             if delivery_ids:
@@ -62,15 +67,21 @@ def payload(
 ) -> dict[str, Any]:
     """The webhook body of a `watch.condition` event."""
     return {
-        "event": EVENT, "watch_id": str(automation.id), "chat_id": str(automation.chat_id),
-        "run_id": str(run_id), "occurred_at": dt.datetime.now(dt.UTC).isoformat(),
-        "summary": str(verdict.get("sentence") or "")[:500], "chat_url": chat_url,
-        "condition": verdict.get("condition"), "met": verdict.get("met"),
+        "event": EVENT,
+        "watch_id": str(automation.id),
+        "chat_id": str(automation.chat_id),
+        "run_id": str(run_id),
+        "occurred_at": dt.datetime.now(dt.UTC).isoformat(),
+        "summary": str(verdict.get("sentence") or "")[:500],
+        "chat_url": chat_url,
+        "condition": verdict.get("condition"),
+        "met": verdict.get("met"),
         "value": stored_value(verdict.get("value")),
         "previous": stored_value(verdict.get("previous")),
-        "url": verdict.get("url"), "title": str(verdict.get("title") or "")[:300],
+        "url": verdict.get("url"),
+        "title": str(verdict.get("title") or "")[:300],
         "changes": [],
-    }  # fmt: skip
+    }
 
 
 async def prepare(
@@ -81,23 +92,33 @@ async def prepare(
     if not wanted.enabled:
         return []
     found = await repo.notification_targets_for_watch(
-        services.db, workspace_id=automation.workspace_id,
+        services.db,
+        workspace_id=automation.workspace_id,
         target_ids=None if wanted.targets is None else list(wanted.targets),
-    )  # fmt: skip
+    )
     if not found:
         await repo.insert_delivery_note(
-            services.db, workspace_id=automation.workspace_id, automation_id=automation.id,
-            run_id=run_id, status="skipped", note=deliveries.NO_TARGET,
-        )  # fmt: skip
+            services.db,
+            workspace_id=automation.workspace_id,
+            automation_id=automation.id,
+            run_id=run_id,
+            status="skipped",
+            note=deliveries.NO_TARGET,
+        )
         return []
     chat_url = message.chat_link(services.settings.public_url, automation.chat_id)
     data = payload(automation, run_id, verdict, chat_url)
     created = []
     for target in found:
         delivery_id = await repo.insert_delivery(
-            services.db, workspace_id=automation.workspace_id, automation_id=automation.id,
-            run_id=run_id, target_id=target.id, target_name=target.name, payload=data,
-        )  # fmt: skip
+            services.db,
+            workspace_id=automation.workspace_id,
+            automation_id=automation.id,
+            run_id=run_id,
+            target_id=target.id,
+            target_name=target.name,
+            payload=data,
+        )
         if delivery_id is not None:
             created.append(delivery_id)
     return created

@@ -20,21 +20,29 @@ from lookout.watches import schedule, service
 EDITABLE = frozenset({"message", "cadence", "timezone", "condition", "enabled"})
 
 
-async def find(db: asyncpg.Pool, principal: Principal, chat_id: uuid.UUID) -> repo.Automation | None:
+async def find(
+    db: asyncpg.Pool, principal: Principal, chat_id: uuid.UUID
+) -> repo.Automation | None:
     """The chat's watch, running or paused."""
     return await repo.find_thread_watch(db, workspace_id=principal.workspace_id, chat_id=chat_id)
 
 
 async def set_enabled(
-    db: asyncpg.Pool, settings: Settings, principal: Principal, automation_id: uuid.UUID,
+    db: asyncpg.Pool,
+    settings: Settings,
+    principal: Principal,
+    automation_id: uuid.UUID,
     enabled: bool,
-) -> repo.Automation:  # fmt: skip
+) -> repo.Automation:
     """Pause (False) or resume (True); a resumed watch next runs at its next fire from now."""
     principal.require("editor")
     automation = await service.get(db, principal, automation_id)
     next_run = None
     if enabled and not automation.enabled:
-        if await repo.count_watches(db, workspace_id=principal.workspace_id) >= settings.max_watches:
+        if (
+            await repo.count_watches(db, workspace_id=principal.workspace_id)
+            >= settings.max_watches
+        ):
             raise errors.Conflict(
                 f"This workspace already has {settings.max_watches} watches; stop one first."
             )
@@ -43,18 +51,24 @@ async def set_enabled(
             str(trigger["cron"]), str(trigger.get("timezone", "UTC")), dt.datetime.now(dt.UTC)
         )
     updated = await repo.set_automation_enabled(
-        db, automation_id=automation.id, workspace_id=principal.workspace_id, enabled=enabled,
+        db,
+        automation_id=automation.id,
+        workspace_id=principal.workspace_id,
+        enabled=enabled,
         next_run_at=next_run,
-    )  # fmt: skip
+    )
     if updated is None:
         raise errors.NotFound("No such watch in this workspace.")
     return updated
 
 
 async def edit(
-    db: asyncpg.Pool, settings: Settings, principal: Principal, automation_id: uuid.UUID,
+    db: asyncpg.Pool,
+    settings: Settings,
+    principal: Principal,
+    automation_id: uuid.UUID,
     changes: dict[str, Any],
-) -> repo.Automation:  # fmt: skip
+) -> repo.Automation:
     """Change the keys of `changes` (message, cadence, timezone, condition, enabled) in place."""
     principal.require("editor")
     unknown = set(changes) - EDITABLE
@@ -79,7 +93,9 @@ async def _rewrite(
     timezone = str(changes.get("timezone") or trigger.get("timezone", "UTC"))
     message = str(changes.get("message") or action["message"]).strip()
     if not 1 <= len(message) <= service.MAX_MESSAGE:
-        raise errors.InvalidInput(f"The watched question has 1 to {service.MAX_MESSAGE} characters.")
+        raise errors.InvalidInput(
+            f"The watched question has 1 to {service.MAX_MESSAGE} characters."
+        )
     condition = changes["condition"] if "condition" in changes else action.get("condition")
     before = action.get("condition") or {}
     if condition and not condition.get("unit") and condition.get("kind") == before.get("kind"):
@@ -88,12 +104,14 @@ async def _rewrite(
     schedule.validate(cadence, timezone, min_minutes=settings.min_watch_minutes, now=now)
     credits = await asyncio.to_thread(service.estimate_credits, message, cadence, timezone, now)
     updated = await repo.update_automation_watch(
-        db, automation_id=automation.id, workspace_id=automation.workspace_id,
+        db,
+        automation_id=automation.id,
+        workspace_id=automation.workspace_id,
         trigger={**trigger, "cron": cadence, "timezone": timezone},
         action=service.action(automation.chat_id, message, condition),
         next_run_at=schedule.next_fire(cadence, timezone, now),
         notify={**automation.notify, "credits_per_month": credits},
-    )  # fmt: skip
+    )
     if updated is None:
         raise errors.NotFound("No such watch in this workspace.")
     return updated
@@ -107,8 +125,11 @@ def description(automation: repo.Automation) -> str:
     words, zone = str(shown["schedule"]), str(shown["timezone"])
     zoned = words if zone in words or zone == "UTC" else f"{words} ({zone})"
     said = [f"I'm watching “{shown['message']}”, {zoned}."]
-    said.append(f"I'll tell you when {conditions.describe(condition)}." if condition
-                else "I'll tell you what changed each time.")  # fmt: skip
+    said.append(
+        f"I'll tell you when {conditions.describe(condition)}."
+        if condition
+        else "I'll tell you what changed each time."
+    )
     if not automation.enabled:
         said.append("It is paused: say “resume watching” to start it again.")
     elif automation.next_run_at is not None:

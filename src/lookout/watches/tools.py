@@ -60,7 +60,6 @@ class ChatWatchTools:
         )
         return service.summary(found)
 
-
     async def _found(self) -> repo.Automation | None:
         return await controls.find(self.ctx.services.db, self.ctx.principal, self.ctx.chat_id)
 
