@@ -156,18 +156,20 @@ async def test_price_below_proposed_confirmed_then_notified_only_as_it_becomes_t
     assert "tell you when the price is below 50 €" in started.text
     assert watch["condition"]["kind"] == "below" and watch["notify"]["enabled"] is True
 
-    # Then runs at 57, 45, 62, 48 € notify at 45 and at 48 only, with the value read
+    # Then runs at 57, 45, 44, 62, 48 € notify at 45 and at 48 only (44 is still below: no
+    # second notification until the price has been above), with the value read
     heard_counts = []
-    for count, price in enumerate((57.0, 45.0, 62.0, 48.0), start=1):
+    for count, price in enumerate((57.0, 45.0, 44.0, 62.0, 48.0), start=1):
         shop["price"] = price
         runs = await run_once(db, watch["id"], count)
-        await heard(db, receiver, [0, 1, 1, 2][count - 1])
+        await heard(db, receiver, [0, 1, 1, 1, 2][count - 1])
         heard_counts.append(len(receiver.got))
-    assert heard_counts == [0, 1, 1, 2]
-    assert [r.status for r in runs] == ["succeeded"] * 4
+    assert heard_counts == [0, 1, 1, 1, 2]
+    assert [r.status for r in runs] == ["succeeded"] * 5
     assert [(r.condition_met, r.value) for r in runs] == [
         (False, 57.0),
         (True, 45.0),
+        (True, 44.0),
         (False, 62.0),
         (True, 48.0),
     ]
@@ -187,7 +189,7 @@ async def test_price_below_proposed_confirmed_then_notified_only_as_it_becomes_t
     ]
     assert texts[0].startswith("Now 57 € (was 59 €); I'll tell you when the price is below 50 €")
     assert texts[1].startswith("Now 45 € (was 57 €): the price is below 50 €.")
-    assert texts[2].startswith("Now 62 € (was 45 €); I'll tell you")
+    assert texts[3].startswith("Now 62 € (was 44 €); I'll tell you")
 
 
 def repo_uuid(value: str) -> Any:

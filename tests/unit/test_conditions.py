@@ -202,3 +202,28 @@ def test_numbers_people_write_read_back(whole: int, cents: str) -> None:
         wants.number(f"{whole:,}{cents}".replace(",", "X").replace(".", ",").replace("X", "."))
         == value
     )
+
+
+class _Settings:
+    llm_base_url: str | None = None
+
+
+class _Services:
+    settings = _Settings()
+
+
+class _Ctx:
+    services = _Services()
+
+
+def test_with_no_model_a_proposal_for_a_condition_in_words_falls_back_to_any_and_says_so() -> None:
+    from lookout.agent import setup
+
+    custom = {"kind": "custom", "value": None, "text": "it gets more vegetarian", "unit": None}
+    route = router.Route("standing", ("https://menu.example/",), cadence="0 8 * * *",
+                         condition=custom)  # fmt: skip
+    page = {"url": "https://menu.example/", "title": "Menu", "markdown": "- Steak"}
+    proposed = setup.propose("watch the menu", route, page, _Ctx())  # type: ignore[arg-type]
+    assert "tell you when anything changes" in proposed.sentence
+    assert "I can't judge “it gets more vegetarian” without a language model" in proposed.sentence
+    assert proposed.part["condition"]["kind"] == "any" and proposed.part["note"]

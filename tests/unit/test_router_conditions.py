@@ -131,3 +131,10 @@ def test_still_fast_on_the_whole_table() -> None:
         router.route(text, now=NOW)
     mean_ms = (time.perf_counter() - start) * 1000 / (len(texts) * 3)
     assert mean_ms < 5, mean_ms
+
+
+def test_negated_commands_are_read_as_meant() -> None:
+    negated = [case for case in CASES if "don't" in case["text"] and case["control"]]
+    assert len(negated) >= 4
+    for case in negated:
+        assert router.route(case["text"], now=NOW).control == case["control"], case["text"]
