@@ -205,7 +205,8 @@ def test_numbers_people_write_read_back(whole: int, cents: str) -> None:
 
 
 class _Settings:
-    llm_base_url: str | None = None
+    llm_base_url: str | None = ""
+    openai_api_key: str | None = None
 
 
 class _Services:

@@ -95,7 +95,8 @@ def condition_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
         loaded: dict[str, Any] = watch_schema.ConditionSchema().load(raw)
     except marshmallow.ValidationError as exc:
         details = exc.normalized_messages()  # type: ignore[no-untyped-call]
-        raise errors.InvalidInput("The condition is not valid.", fields=details) from None
+        said = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in dict(details).items())
+        raise errors.InvalidInput(f"The condition is not valid ({said}).", fields=details) from None
     return None if loaded["kind"] == "any" and not loaded.get("text") else loaded
 
 

@@ -51,12 +51,11 @@ def proposable(route: router.Route) -> bool:
 
 
 def judged_by_model(condition: wants.Condition | None, ctx: TurnContext) -> bool:
-    return (
-        bool(condition)
-        and condition is not None
-        and condition["kind"] == watch_schema.CUSTOM
-        and (ctx.services.settings.llm_base_url is not None)
-    )
+    """A condition in words, and a model to judge it (the LLM planner's endpoint, as
+    planner_llm.enabled reads it)."""
+    settings = ctx.services.settings
+    custom = condition is not None and condition["kind"] == watch_schema.CUSTOM
+    return custom and bool(settings.llm_base_url or settings.openai_api_key)
 
 
 def usable(condition: wants.Condition, ctx: TurnContext) -> tuple[wants.Condition, str | None]:
