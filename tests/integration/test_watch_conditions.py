@@ -286,6 +286,8 @@ async def test_pause_resume_edit_and_describe_keep_the_watch_and_its_history(
     await make_due(db, watch["id"])
     assert await dispatch.dispatch_due(db) == []
     assert "paused" in (await say(stack, tenant, chat_id, "what are you watching?")).text
+    assert "paused" in (await say(stack, tenant, chat_id, "run it now")).text
+    assert await db.fetchval("SELECT count(*) FROM automation_runs") == 1
 
     # Resume: runs are dispatched again
     await say(stack, tenant, chat_id, "resume watching")

@@ -127,6 +127,8 @@ async def control(route: router.Route, ctx: TurnContext) -> str:
             else ("This chat isn't being watched.")
         )
     refreshed = await ctx.watches.refresh()
+    if refreshed and refreshed.get("enabled") is False:
+        return "This watch is paused, so I didn't run it. Say “resume watching” to start it again."
     return (
         "Running the check now; the result will appear here."
         if refreshed

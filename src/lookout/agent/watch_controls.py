@@ -43,6 +43,7 @@ def changes_of(route: router.Route) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     if route.cadence is not None:
         changes["cadence"] = route.cadence
+    if route.timezone != "UTC":  # a zone not stated keeps the watch's own
         changes["timezone"] = route.timezone
     if route.condition is not None:
         changes["condition"] = route.condition

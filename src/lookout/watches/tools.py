@@ -39,9 +39,7 @@ class ChatWatchTools:
         return described
 
     async def stop(self) -> dict[str, Any] | None:
-        found = await service.find_for_thread(
-            self.ctx.services.db, self.ctx.principal.workspace_id, self.ctx.chat_id
-        )
+        found = await self._found()  # a paused watch stops too
         if found is None:
             return None
         await service.stop(self.ctx.services.db, self.ctx.principal, found.id)
@@ -49,11 +47,9 @@ class ChatWatchTools:
         return service.summary(found)
 
     async def refresh(self) -> dict[str, Any] | None:
-        found = await service.find_for_thread(
-            self.ctx.services.db, self.ctx.principal.workspace_id, self.ctx.chat_id
-        )
-        if found is None:
-            return None
+        found = await self._found()
+        if found is None or not found.enabled:  # a paused watch is not run (resume it first)
+            return service.summary(found) if found is not None else None
         run_id = await service.run_now(self.ctx.services.db, self.ctx.principal, found.id)
         await self.ctx.emit(
             parts.data("watch", {"event": "run", "id": str(found.id), "run_id": str(run_id)})
