@@ -10,6 +10,7 @@ the thread state keeps between runs (bounded); a changed condition starts it afr
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any
 
 from lookout.agent import subject, wants
@@ -91,13 +92,18 @@ def _judge(
     if kind in ("mentions", "absent", "in_stock", "custom"):  # custom: the model's yes / no
         present = bool(reading.present)
         return (present if kind != "absent" else not present), present, {}
-    if kind == "new_items":
+    if kind == "new_items":  # items are remembered by a short hash: the state stays small
         seen = list(memory.get("items") or [])
-        new = [item for item in reading.items if item not in seen] if "items" in memory else []
-        kept = (seen + new)[-MAX_REMEMBERED_ITEMS:] if "items" in memory else list(reading.items)
-        return bool(new), new[:20], {"items": kept}
+        first = "items" not in memory
+        new = [] if first else [item for item in reading.items if _key(item) not in seen]
+        added = [_key(item) for item in (reading.items if first else new)]
+        return bool(new), new[:20], {"items": (seen + added)[-MAX_REMEMBERED_ITEMS:]}
     changed = "digest" in memory and memory["digest"] != reading.digest
     return changed, None, {"digest": reading.digest}
+
+
+def _key(item: str) -> str:
+    return hashlib.sha256(" ".join(item.lower().split()).encode()).hexdigest()[:12]
 
 
 def _sentence(condition: wants.Condition, met: bool, value: Any, previous: Any, first: bool) -> str:
