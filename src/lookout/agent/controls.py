@@ -29,7 +29,8 @@ _QUESTION = re.compile(
     r"|remind|show)|could\s+you\s+(?:tell|remind|show))\b"
 )
 _ABOUT_WATCH = re.compile(
-    rf"\b{_WATCH_WORDS}\b|\bwhat\s+time\s+do\s+you\b|\b(?:will|did|do)\s+you\s+(?:alert"
+    rf"\b{_WATCH_WORDS}\b|\bwhat\s+time\s+do\s+you\b|\bstill\s+(?:running|active|going)\b"
+    r"|\b(?:will|did|do)\s+you\s+(?:alert"
     r"|notify|ping|tell|email|message|warn)\s+me\b|\b(?:what|which)\s+(?:threshold|condition"
     r"|cadence|schedule|alerts?|watch(?:es)?)\b"
 )
@@ -63,6 +64,7 @@ _RESUME = re.compile(
     r"(?:\s+(?:it|this|them))?|the\s+checks|the\s+watch|it|them)\s+(?:again|back\s+up)\b"
     r"|\b(?:turn|switch|put)\s+(?:it|this|the\s+\w+)\s+back\s+on\b|\bback\s+on\b"
     r"|\bpick\s+(?:it|this)\s+back\s+up\b|\b(?:start|continue)\s+again\b"
+    r"|\bcarry\s+on\s+(?:watching|checking|tracking|monitoring)\b"
 )
 _EDIT_CUE = re.compile(
     r"\binstead\b|\brather\s+than\b|\bfrom\s+now\s+on\b|\bgoing\s+forward\b"

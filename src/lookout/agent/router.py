@@ -121,7 +121,11 @@ def _hear_later(plain: str, condition: wants.Condition | None) -> bool:
     """ "if it drops below 20, let me know": a condition that can only come true later."""
     if condition is None or _ASKS_TO_HEAR.search(plain) is None:
         return False
-    return condition["kind"] not in ("mentions", "any") or _LATER_CUE.search(plain) is not None
+    if _LATER_CUE.search(plain) is not None:
+        return True
+    if condition["kind"] == "in_stock":  # "tell me if it is in stock" asks about now
+        return _BACK.search(plain) is not None
+    return condition["kind"] not in ("mentions", "any")
 
 
 def amendment(
@@ -199,11 +203,13 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 _WATCHED = r"(?:watch|track|monitor|check|notif|alert|ping|e?-?mail|updat|follow|send|remind)\w*"
 _ASKS_HOW = _rx(r"^\W*(?:how|why|what|where)\b")
 _CLOCK_ONLY = _rx(r"\b\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b", r"\b(?:at|to)\s+\d{1,2}:[0-5]\d\b")
+_BACK = _rx(r"\b(?:back|again|restock\w*|becomes?|comes?)\b")
 _LATER_CUE = _rx(r"\b(?:when(?:ever)?|as\s+soon\s+as|once|the\s+(?:moment|minute|day)|ever)\b")
 _ASKS_TO_HEAR = _rx(
     r"\b(?:notify|alert|ping|warn|buzz|e?-?mail|text|message|tell|inform|update)\s+(?:me|us)\b"
     r"|\blet\s+(?:me|us)\s+know\b|\b(?:get|be)\s+(?:notified|alerted|pinged|told)\b"
     r"|\bgive\s+(?:me|us)\s+a\s+(?:heads[- ]up|shout|ping)\b|\bi\s+want\s+to\s+(?:know|hear)\b"
+    r"|\bi(?:'d|\s+would)\s+(?:like|love)\s+to\s+(?:hear|know|be\s+told)\b"
     r"|\bsend\s+(?:me|us)\s+(?:an?\s+)?(?:alert|notification|message|e?-?mail|text|ping|note)\b",
 )
 _STOP = _rx(
