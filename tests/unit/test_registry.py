@@ -60,7 +60,13 @@ def test_every_schema_converts_to_self_contained_json_schema(name: str) -> None:
 def test_the_json_schema_tells_a_model_what_it_may_send() -> None:
     schema = registry.input_json_schema(registry.get("web.scrape"))
     assert schema["properties"]["urls"]["maxItems"] == 20
-    assert schema["properties"]["formats"]["items"]["enum"] == ["markdown", "text", "links", "html"]
+    assert schema["properties"]["formats"]["items"]["enum"] == [
+        "markdown",
+        "text",
+        "links",
+        "html",
+        "data",
+    ]
     assert schema["properties"]["only_main_content"]["default"] is True
     page = registry.output_json_schema(registry.get("web.scrape"))["properties"]["pages"]["items"]
     assert page["additionalProperties"] is False

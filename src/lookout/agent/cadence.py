@@ -437,3 +437,35 @@ def _human(minutes: float) -> str:
             count = int(minutes // size)
             return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
     return f"{minutes:g} minutes"
+
+
+# --- in words --------------------------------------------------------------------------------
+
+_DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+
+def describe(cron: str, timezone: str) -> str:
+    """'every day at 09:00 UTC', 'every 2 hours', … (the cron itself when unusual)."""
+    minute, hour, day, month, weekday = cron.split()
+    at = f"{int(hour):02d}:{int(minute):02d} {timezone}" if (hour + minute).isdigit() else None
+    if minute.startswith("*/") and hour == "*" and day == month == weekday == "*":
+        return f"every {minute[2:]} minutes"
+    if minute.isdigit() and hour.startswith("*/") and day == month == weekday == "*":
+        return f"every {hour[2:]} hours"
+    if minute.isdigit() and hour == "*" and day == month == weekday == "*":
+        return "every hour"
+    if at and day == month == "*":
+        return _weekly_words(weekday, at)
+    if at and day.isdigit() and month == weekday == "*":
+        return f"every month on day {day} at {at}"
+    return f"on the schedule “{cron}” ({timezone})"
+
+
+def _weekly_words(weekday: str, at: str) -> str:
+    if weekday == "*":
+        return f"every day at {at}"
+    if weekday == "1-5":
+        return f"every weekday at {at}"
+    if weekday.isdigit():
+        return f"every {_DAY_NAMES[int(weekday) % 7]} at {at}"
+    return f"on days {weekday} at {at}"

@@ -17,13 +17,22 @@ Emit = Callable[[parts.Part], Awaitable[None]]
 
 
 class WatchTools(Protocol):
-    """start_watch / stop_watch / refresh_watch bound to the current chat (the watch service)."""
+    """start / stop / refresh / describe / pause / resume / edit the current chat's watch."""
 
-    async def start(self, question: str, cadence: str) -> dict[str, Any]: ...
+    async def start(
+        self, question: str, cadence: str, *, timezone: str = "UTC",
+        condition: dict[str, Any] | None = None,
+    ) -> dict[str, Any]: ...  # fmt: skip
 
     async def stop(self) -> dict[str, Any] | None: ...
 
     async def refresh(self) -> dict[str, Any] | None: ...
+
+    async def describe(self) -> str | None: ...
+
+    async def set_enabled(self, enabled: bool) -> dict[str, Any] | None: ...
+
+    async def edit(self, changes: dict[str, Any]) -> dict[str, Any] | None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +45,8 @@ class TurnContext:
     emit: Emit
     now: dt.datetime
     watches: WatchTools | None = None  # None: watching is unavailable (or a scheduled turn)
+    # A scheduled turn's watch: its condition (None: report any change), from the automation.
+    condition: dict[str, Any] | None = None
     job_deadline_s: float = 300.0
     question: str = ""  # the message this turn answers (ranks what a model reads of a page)
     # The turn's verb calls' settles, written with the turn's answer (turns.execute).

@@ -91,13 +91,23 @@ def asked(question: str) -> str | None:
     return None
 
 
+def wants_data(question: str) -> bool:
+    """Whether `question` names a field the page's structured data states (price, stock)."""
+    return asked(question) in ("price", "availability")
+
+
 def structured(field: str, page: dict[str, Any]) -> str | None:
-    """The field from what the scrape read of the page's own data (metadata, schema.org)."""
-    data = page.get("metadata") or {}
+    """The field from what the scrape read of the page's own data: schema.org / meta product
+    facts (the "data" format) and its metadata (published and modified times)."""
+    data, about = page.get("data") or {}, page.get("metadata") or {}
+    if field == "price" and data.get("price") is not None:
+        amount = f"{float(data['price']):,.2f}"
+        return f"{amount} {data['currency']}" if data.get("currency") else amount
+    if field == "availability" and data.get("availability"):
+        return "In stock" if data["availability"] == "in_stock" else "Out of stock"
     if field == "date":
-        return data.get("published_time") or data.get("published") or data.get("modified_time")
-    if field == "author":
-        return data.get("author")
+        stated = about.get("published_at") or about.get("modified_at")
+        return str(stated)[:10] if stated else None
     return None
 
 
@@ -121,7 +131,7 @@ def find(
     if field is None:
         return None
     if (value := structured(field, page)) is not None:
-        return Found(field, str(value), None, "the page's metadata")
+        return Found(field, str(value), None, "the page's own data")
     for passage in [*ranked, *every]:
         if (
             value := value_in(

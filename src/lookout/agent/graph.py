@@ -46,7 +46,10 @@ async def respond(current: state.ChatState, runtime: Runtime[TurnContext]) -> di
             await ctx.emit(part)
     turn = {"at": ctx.now.isoformat(), "text": question, "source": ctx.source, "answer": answer}
     turns, summary = state.add_turn(current, turn)
-    return {"turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages}
+    return {
+        "turns": turns, "summary": summary, "pending": reply.pending, "pages": reply.pages,
+        "proposal": reply.proposal, "watch": reply.watch,
+    }  # fmt: skip
 
 
 async def _reply(current: state.ChatState, ctx: TurnContext) -> tuple[str, planner_rules.Reply]:

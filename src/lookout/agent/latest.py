@@ -86,7 +86,7 @@ def _summary(url: str, pages: list[dict[str, Any]], dates: dict[str, str]) -> st
             continue
         title = page.get("title") or page["url"]
         meta = page.get("metadata") or {}
-        when = meta.get("published_time") or meta.get("modified_time") or dates.get(page["url"])
+        when = meta.get("published_at") or meta.get("modified_at") or dates.get(page["url"])
         dated = f" ({str(when)[:10]})" if when else ""
         first = _first_line(page)
         line = f"- **[{title}]({page.get('final_url') or page['url']})**{dated}"

@@ -16,10 +16,14 @@ How to treat a message (the intent router's rules):
 - one-shot ("what is", "summarize", "compare", "find", "right now"): call the tools you need, \
 then answer.
 - standing ("watch", "track", "keep an eye on", "notify me when", "every day", "over time"): \
-answer now, then call start_watch(question, cadence) once. No cadence stated means daily.
+answer now, then call start_watch(question, cadence) once. No cadence stated means daily. \
+When the person says what matters ("when it drops below 50 €", "if it mentions X", "if the menu \
+gets more vegetarian"), pass it as `condition` (kind custom for a condition in words).
 - ambiguous (a bare link, "check X"): call no tool and reply with exactly: \
 "{planner_rules.CLARIFY}"
-- control ("stop watching", "run it now"): call stop_watch or refresh_watch.
+- control ("stop watching", "run it now", "what are you watching?", "pause", "resume", "check it \
+hourly instead"): call stop_watch, refresh_watch, describe_watch, pause_watch, resume_watch or \
+edit_watch. A question about the watch never starts, replaces or stops one.
 
 Say only what tool results show; never invent page content. A scraped page's `what_changed` \
 says how it differs from this chat's previous look: report it.
@@ -36,7 +40,10 @@ def decision(route: router.Route, ctx: TurnContext, original: str | None) -> str
     if route.intent == "standing" and ctx.scheduled:
         said = "a scheduled check of a watched question: answer it and report what changed"
     elif route.intent == "standing":
-        said = f"standing: answer now, then start_watch with cadence {route.cadence!r} (UTC)"
+        said = (
+            f"standing: answer now, then start_watch with cadence {route.cadence!r} "
+            f"({route.timezone})"
+        )
         said += "".join(f"; {note}" for note in route.notes)
     elif route.intent == "ambiguous" and not ctx.scheduled:
         said = f'ambiguous: call no tool; ask exactly "{planner_rules.CLARIFY}"'

@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, llm_guard, looks, passages, planner_rules, router, tools
+from lookout.agent import changes, llm_guard, llm_watch, looks, passages, planner_rules, router, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -32,30 +32,7 @@ PAGE_CHARS = 4_000  # markdown of one scraped page handed to the model
 PAGE_LINKS = 20
 DESCRIPTION_CHARS = 1_000
 FIRST_LOOK = "First look at this page in this chat: nothing to compare with yet."
-WATCH_TOOLS = ("start_watch", "stop_watch", "refresh_watch")
-
-_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
-_WATCH_SPECS = {
-    "start_watch": (
-        "Keep watching: re-ask `question` in this chat on `cadence` and report what changed. "
-        "Use once, after answering a standing request.",
-        {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "The question to re-ask."},
-                "cadence": {
-                    "type": "string",
-                    "description": "A 5-field cron in UTC (the router's cadence when it gave "
-                    "one), or plain words such as 'daily' or 'every 3 hours'.",
-                },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
-    ),
-    "stop_watch": ("Stop watching this chat; it becomes a normal chat again.", _NO_ARGS),
-    "refresh_watch": ("Run this chat's watch now; its result appears in the chat.", _NO_ARGS),
-}
+WATCH_TOOLS = llm_watch.NAMES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +67,7 @@ async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
         for verb in verbs
     ]
     watches = watch_tools(route, ctx)
-    specs += [_spec(name, *_WATCH_SPECS[name]) for name in watches]
+    specs += [_spec(name, *llm_watch.SPECS[name]) for name in watches]
     connectors = (
         await toolbox.tools_for(ctx.services, ctx.principal, read_only=ctx.scheduled)
         if reads
@@ -137,7 +114,7 @@ async def run(
         result = await _verb(ctx, toolset.verbs[name], arguments, pages)
         return llm_guard.fence(name, llm_guard.PAGE, bounded(result))
     if name in toolset.watches:
-        result = await _shown(ctx, name, arguments, _watch(ctx, name, arguments))
+        result = await _shown(ctx, name, arguments, llm_watch.run(ctx, name, arguments))
         return llm_guard.fence(name, llm_guard.LOOKOUT, bounded(result))
     if (connector := toolbox.find(toolset.connectors, name)) is not None:
         result = await _shown(ctx, name, arguments, _connector(ctx, connector, arguments))
@@ -207,27 +184,6 @@ async def _shown(
     output = await work
     await ctx.emit(parts.tool_output(call_id, output))
     return output
-
-
-async def _watch(ctx: TurnContext, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    assert ctx.watches is not None
-    try:
-        if name == "start_watch":
-            question = str(arguments.get("question") or "").strip()
-            cron = _cron(str(arguments.get("cadence") or ""), ctx)
-            return await ctx.watches.start(question, cron)
-        found = await (ctx.watches.stop() if name == "stop_watch" else ctx.watches.refresh())
-    except errors.LookoutError as exc:
-        return {"error": {"code": exc.code, "message": exc.message}}
-    return found or {"result": "This chat isn't being watched."}
-
-
-def _cron(cadence: str, ctx: TurnContext) -> str:
-    """A cron as given, else the router's reading of the words (daily when it finds none)."""
-    if len(cadence.split()) == 5:
-        return cadence
-    route = planner_rules.read(f"keep watching it {cadence}".strip(), ctx)
-    return route.cadence or "0 9 * * *"
 
 
 async def _connector(

@@ -19,12 +19,18 @@ from typing import Any
 
 import httpx
 import openai
-from langchain_core.messages import AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, router
+from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, router, setup
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 from lookout.chat import parts
@@ -33,6 +39,7 @@ from lookout.settings import Settings
 logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 6
+JUDGE_CHARS = 8_000  # of the page handed to the model to judge a condition in words
 MAX_CALLS_PER_ROUND = 8
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -67,12 +74,19 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
     """(the question answered, the reply) for this turn's message; the text is already streamed."""
     message = current["input"]
     question, route = message, planner_rules.read(message, ctx)
+    if _rules_decide(current, route, ctx):
+        return await planner_rules.respond(current, ctx, oracle=judge_condition)
     pending = current.get("pending")
     original = None
     if pending and (resolved := planner_rules.resolve(message, pending, ctx)):
         question, route = resolved
         original = question
-    reply = planner_rules.Reply(pages=dict(current.get("pages") or {}), streamed=True)
+    reply = planner_rules.Reply(
+        pages=dict(current.get("pages") or {}),
+        streamed=True,
+        watch=current.get("watch"),
+        proposal=current.get("proposal"),
+    )
     toolset = await llm_tools.for_turn(ctx, route)
     history = llm_prompt.messages(current, ctx, message, route, original)
     said, called = await converse(ctx, toolset, history, reply)
@@ -88,6 +102,31 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
             )
     reply.sentences = [sentence for sentence in reply.sentences if sentence]
     return question, reply
+
+
+def _rules_decide(current: ChatState, route: router.Route, ctx: TurnContext) -> bool:
+    """The setup flow (a proposal open, or to be made) and a run judging its condition follow
+    the router's rules exactly; the model is asked only to judge a condition in words."""
+    if ctx.scheduled:
+        return ctx.condition is not None
+    return bool(current.get("proposal")) or (route.intent == "standing" and setup.proposable(route))
+
+
+async def judge_condition(ctx: TurnContext, condition: str, page: str) -> bool | None:
+    """The model's yes / no on whether `condition` (in words) holds for the page (None: unsure
+    or the endpoint failed)."""
+    prompt = (f"Condition: {condition[:300]}\n\nPage:\n{page[:JUDGE_CHARS]}\n\n"
+              "Is the condition true of this page now? Answer only yes or no.")  # fmt: skip
+    try:
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            answer = await chat_model(ctx.services.settings, http).ainvoke(
+                [SystemMessage("You judge web pages. Answer only yes or no."), HumanMessage(prompt)]
+            )
+    except _ENDPOINT_ERRORS as exc:
+        logger.warning("LLM endpoint failed judging a condition: %r", exc)
+        return None
+    said = answer.text.strip().lower()
+    return True if said.startswith("yes") else False if said.startswith("no") else None
 
 
 async def converse(

@@ -7,7 +7,10 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import answers, changes, comparing, latest, looks, reading, router, tools
+from lookout.agent import (
+    answers, changes, comparing, fields, judging, latest, looks, reading, router, setup, tools,
+    watch_controls,
+)
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 
@@ -37,6 +40,9 @@ class Reply:
     pages: dict[str, Any] = dataclasses.field(default_factory=dict)
     pending: dict[str, Any] | None = None
     streamed: bool = False  # the planner already emitted the text parts (token streaming)
+    proposal: dict[str, Any] | None = None  # a watch proposed, waiting for "yes" (agent.setup)
+    watch: dict[str, Any] | None = None  # the condition's memory between runs (agent.conditions)
+    scraped: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def read(text: str, ctx: TurnContext) -> router.Route:
@@ -67,32 +73,62 @@ def earlier_urls(route: router.Route, state: ChatState, ctx: TurnContext) -> tup
     return read(str(turns[-1]["text"]), ctx).urls if turns else ()
 
 
-async def respond(state: ChatState, ctx: TurnContext) -> tuple[str, Reply]:
-    """(the question answered, the reply) for this turn's message."""
+async def respond(
+    state: ChatState, ctx: TurnContext, *, oracle: judging.Oracle | None = None
+) -> tuple[str, Reply]:
+    """(the question answered, the reply) for this turn's message; `oracle` judges a condition
+    in words (the LLM planner's model)."""
     text = state["input"]
+    reply = Reply(pages=dict(state.get("pages") or {}), watch=state.get("watch"))
+    proposal = state.get("proposal")
+    if proposal and not ctx.scheduled:
+        answered = await setup.answer(proposal, text, ctx)
+        if answered is not None:
+            said, reply.proposal, memory = answered
+            reply.watch = memory if memory is not None else reply.watch
+            reply.sentences.append(said)
+            return text, reply
     route = read(text, ctx)
     pending = state.get("pending")
     if pending and (resolved := resolve(text, pending, ctx)):
         text, route = resolved
     elif referred := earlier_urls(route, state, ctx):
         text, route = f"{text} {' '.join(referred)}", read(f"{text} {' '.join(referred)}", ctx)
-    reply = Reply(pages=dict(state.get("pages") or {}))
     if route.intent == "control":
         reply.sentences.append(await control(route, ctx))
     elif route.intent == "ambiguous" and not ctx.scheduled:
         await ctx.emit({"type": "data-clarify", "data": {"question": CLARIFY, "about": text}})
         reply.sentences.append(CLARIFY)
         reply.pending = {"text": text}
+    elif route.intent == "standing" and setup.proposable(route) and not ctx.scheduled:
+        await propose_watch(text, route, ctx, reply)
     else:
         await gather(route, text, ctx, reply)
-        if route.intent == "standing" and not ctx.scheduled:
+        if ctx.scheduled and ctx.condition is not None:
+            verdict, reply.watch = await judging.judge(
+                text, reply.scraped, state.get("watch"), ctx, oracle
+            )
+            reply.sentences.insert(0, verdict)
+        elif route.intent == "standing" and not ctx.scheduled:
             reply.sentences.append(await start_watch(text, route, ctx))
     return text, reply
+
+
+async def propose_watch(text: str, route: router.Route, ctx: TurnContext, reply: Reply) -> None:
+    """Read the page once and propose the watch (sample → propose; agent.setup)."""
+    await scrape(list(route.urls), ctx, reply, structured=True)
+    page = reply.scraped[0] if reply.scraped else None
+    proposed = setup.propose(text, route, page, ctx)
+    await ctx.emit({"type": "data-watch-proposal", "data": proposed.part})
+    reply.sentences = [proposed.sentence]
+    reply.proposal = proposed.kept
 
 
 async def control(route: router.Route, ctx: TurnContext) -> str:
     if ctx.watches is None:
         return "Watching isn't available in this conversation."
+    if route.control in watch_controls.HANDLED:
+        return await watch_controls.run(route, ctx)
     if route.control == "stop_watch":
         stopped = await ctx.watches.stop()
         return (
@@ -101,6 +137,8 @@ async def control(route: router.Route, ctx: TurnContext) -> str:
             else ("This chat isn't being watched.")
         )
     refreshed = await ctx.watches.refresh()
+    if refreshed and refreshed.get("enabled") is False:
+        return "This watch is paused, so I didn't run it. Say “resume watching” to start it again."
     return (
         "Running the check now; the result will appear here."
         if refreshed
@@ -113,7 +151,7 @@ async def start_watch(text: str, route: router.Route, ctx: TurnContext) -> str:
         return "Watching isn't available in this conversation, so I answered just this once."
     assert route.cadence is not None
     try:
-        summary = await ctx.watches.start(text, route.cadence)
+        summary = await ctx.watches.start(text, route.cadence, timezone=route.timezone)
     except errors.LookoutError as exc:
         return f"I couldn't start watching: {exc.message}"
     return str(summary["sentence"])
@@ -127,19 +165,26 @@ async def gather(route: router.Route, text: str, ctx: TurnContext, reply: Reply)
         elif _DISCOVER.search(lowered):
             await discover_site(route.urls[0], ctx, reply)
         else:
-            await scrape(list(route.urls), text, ctx, reply)
+            structured = ctx.condition is not None or fields.wants_data(text)
+            await scrape(list(route.urls), text, ctx, reply, structured=structured)
     elif route.query or route.place:
         await maps(route, lowered, ctx, reply)
     else:
         await search(text, ctx, reply)
 
 
-async def scrape(urls: list[str], question: str, ctx: TurnContext, reply: Reply) -> None:
-    call = await tools.call(ctx, "web.scrape", {"urls": urls[:20]})
+async def scrape(
+    urls: list[str], question: str, ctx: TurnContext, reply: Reply, *, structured: bool = False
+) -> None:
+    arguments: dict[str, Any] = {"urls": urls[:20]}
+    if structured:  # a condition or a field may read the page's structured data (price, stock)
+        arguments["formats"] = ["markdown", "data"]
+    call = await tools.call(ctx, "web.scrape", arguments)
     if call.output is None:
         reply.sentences.append(_unfinished(call))
         return
     pages = call.output["pages"]
+    reply.scraped = list(pages)
     if len(pages) > 1:
         reply.sentences.append(comparing.compare(pages))
     elif pages[0].get("error"):

@@ -4,8 +4,10 @@ Pure and model-free (the rule planner's default; the LLM planner follows the sam
 message is lower-cased, its URLs are masked as `_url_` and common typos of the words the rules
 read are fixed; then the first of these that applies decides:
 
-1. control: stop / cancel / pause watching, unsubscribe → stop_watch; run it now, check again,
-   refresh → refresh_watch;
+1. control, read with negated commands dropped ("don't stop watching, just run it now" runs it;
+   agent.controls): a question about the watch → describe_watch; pause / resume → pause_watch /
+   resume_watch; a new cadence or condition for the watch → edit_watch; stop / cancel watching,
+   unsubscribe → stop_watch; run it now, check again, refresh → refresh_watch;
 2. a stated cadence ("every 3 hours", "daily", "each morning", "on mondays") → standing;
 3. an explicit one-off ("just once", "don't watch it", "one-time") → one_shot;
 4. a standing phrase that only makes sense as time passes ("notify me when", "let me know as
@@ -14,6 +16,11 @@ read are fixed; then the first of these that applies decides:
 6. a watch verb ("watch", "track", "monitor", "keep an eye on", "keep tabs on") → standing;
 7. a task verb or a question ("summarize", "compare", "find", "what is") → one_shot;
 8. "check X" / "look at X" or a bare URL → ambiguous; anything else → one_shot.
+
+A standing request also carries its `condition` (agent.wants; None: any change, as before) and
+the `timezone` its times are stated in (agent.timezones; the cron is written in that zone). A
+message that states a condition and asks to be told ("if it drops below 20, let me know") is
+standing wherever its words sit.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from lookout.agent import cadence, urls
+from lookout.agent import cadence, controls, timezones, urls, wants
 
 Intent = Literal["one_shot", "standing", "ambiguous", "control"]
-Control = Literal["stop_watch", "refresh_watch"]
+Control = Literal[
+    "stop_watch", "refresh_watch", "describe_watch", "pause_watch", "resume_watch", "edit_watch"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,12 +61,23 @@ class Route:
     place: str | None = None
     location: str | None = None
     notes: tuple[str, ...] = ()
+    condition: wants.Condition | None = None
+    timezone: str = "UTC"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; `timezone` names the zone `cadence` is written in."""
         data = dataclasses.asdict(self)
-        data.update(urls=list(self.urls), notes=list(self.notes), timezone="UTC")
+        data.update(urls=list(self.urls), notes=list(self.notes))
         return data
+
+
+@dataclasses.dataclass(frozen=True)
+class Amendment:
+    """What a short reply changes in a proposed or running watch ("hourly", "below 45")."""
+
+    cadence: cadence.Cadence | None
+    timezone: str | None
+    condition: wants.Condition | None
 
 
 def route(text: str, *, now: datetime | None = None, min_interval_minutes: int = 5) -> Route:
@@ -66,24 +86,71 @@ def route(text: str, *, now: datetime | None = None, min_interval_minutes: int =
     links = tuple(dict.fromkeys(url for _, _, url in found))
     masked = _mask(text, found)
     plain = _normalize(masked)
-    control = _control(plain)
+    zone, clocked = timezones.strip(plain)
+    stated = cadence.find(clocked, now=now, min_interval=min_interval_minutes)
+    condition = wants.read(plain)
+    new_time = stated is not None or zone is not None or _CLOCK_ONLY.search(clocked) is not None
+    control = _control(controls.unsay(plain), links, new_time, condition)
+    if control == "edit_watch":
+        if stated is None and (zone is not None or _CLOCK_ONLY.search(clocked)):
+            stated = cadence.daily(clocked, now=now, min_interval=min_interval_minutes)
+        return _edit(links, stated, zone, condition)
     if control is not None:
         return Route("control", links, control=control)
-    stated = cadence.find(plain, now=now, min_interval=min_interval_minutes)
     intent = _intent(plain, has_url=bool(links), has_cadence=stated is not None)
+    if intent != "standing" and _hear_later(plain, condition):
+        intent = "standing"
     query, place, location = (None, None, None) if links else _places(masked[:_MAPS_SPAN])
     base = Route(intent, links, query=query, place=place, location=location)
     if intent != "standing":
         return base
-    stated = stated or cadence.daily(plain, now=now, min_interval=min_interval_minutes)
+    stated = stated or cadence.daily(clocked, now=now, min_interval=min_interval_minutes)
     return dataclasses.replace(
         base,
         cadence=stated.cron,
         period_min=stated.period_min,
         cadence_raised=stated.raised,
-        notify=_NOTIFY.search(plain) is not None,
+        notify=_NOTIFY.search(plain) is not None or condition is not None,
         notes=stated.notes,
+        condition=condition,
+        timezone=zone or "UTC",
     )
+
+
+def _hear_later(plain: str, condition: wants.Condition | None) -> bool:
+    """ "if it drops below 20, let me know": a condition that can only come true later."""
+    if condition is None or _ASKS_TO_HEAR.search(plain) is None:
+        return False
+    if _LATER_CUE.search(plain) is not None:
+        return True
+    if condition["kind"] == "in_stock":  # "tell me if it is in stock" asks about now
+        return _BACK.search(plain) is not None
+    return condition["kind"] not in ("mentions", "any")
+
+
+def amendment(
+    text: str, *, now: datetime | None = None, min_interval_minutes: int = 5
+) -> Amendment:
+    """The cadence, timezone and condition a reply states (each None when it states none)."""
+    plain = _normalize(_mask(text, urls.spans(text)))
+    zone, clocked = timezones.strip(plain)
+    stated = cadence.find(clocked, now=now, min_interval=min_interval_minutes)
+    if stated is None and zone is not None:
+        stated = cadence.daily(clocked, now=now, min_interval=min_interval_minutes)
+    return Amendment(stated, zone, wants.read(plain))
+
+
+def _edit(
+    links: tuple[str, ...],
+    stated: cadence.Cadence | None,
+    zone: str | None,
+    condition: wants.Condition | None,
+) -> Route:
+    return Route(
+        "control", links, control="edit_watch", condition=condition, timezone=zone or "UTC",
+        cadence=stated.cron if stated else None, period_min=stated.period_min if stated else None,
+        cadence_raised=stated.raised if stated else False, notes=stated.notes if stated else (),
+    )  # fmt: skip
 
 
 def _mask(text: str, found: list[tuple[int, int, str]]) -> str:
@@ -103,9 +170,22 @@ def _intent(plain: str, *, has_url: bool, has_cadence: bool) -> Intent:
     return "ambiguous" if has_url else "one_shot"
 
 
-def _control(plain: str) -> Control | None:
+def _control(
+    plain: str, links: tuple[str, ...], new_time: bool, condition: wants.Condition | None
+) -> Control | None:
+    has_url = bool(links)
+    if controls.describes(plain, has_url=has_url):
+        return "describe_watch"
+    if controls.resumes(plain):
+        return "resume_watch"
+    if controls.pauses(plain):
+        return "pause_watch"
+    if controls.edits(plain, has_url=has_url, has_change=new_time or condition is not None):
+        return "edit_watch"
     if _ASKS_HOW.search(plain):
         return None
+    if condition is not None and _LATER_CUE.search(plain) and _ASKS_TO_HEAR.search(plain):
+        return None  # "email me when it doesn't mention the strike anymore": a new request
     if _STOP.search(plain):
         return "stop_watch"
     if _REFRESH.search(plain):
@@ -122,6 +202,16 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 
 _WATCHED = r"(?:watch|track|monitor|check|notif|alert|ping|e?-?mail|updat|follow|send|remind)\w*"
 _ASKS_HOW = _rx(r"^\W*(?:how|why|what|where)\b")
+_CLOCK_ONLY = _rx(r"\b\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b", r"\b(?:at|to)\s+\d{1,2}:[0-5]\d\b")
+_BACK = _rx(r"\b(?:back|again|restock\w*|becomes?|comes?)\b")
+_LATER_CUE = _rx(r"\b(?:when(?:ever)?|as\s+soon\s+as|once|the\s+(?:moment|minute|day)|ever)\b")
+_ASKS_TO_HEAR = _rx(
+    r"\b(?:notify|alert|ping|warn|buzz|e?-?mail|text|message|tell|inform|update)\s+(?:me|us)\b"
+    r"|\blet\s+(?:me|us)\s+know\b|\b(?:get|be)\s+(?:notified|alerted|pinged|told)\b"
+    r"|\bgive\s+(?:me|us)\s+a\s+(?:heads[- ]up|shout|ping)\b|\bi\s+want\s+to\s+(?:know|hear)\b"
+    r"|\bi(?:'d|\s+would)\s+(?:like|love)\s+to\s+(?:hear|know|be\s+told)\b"
+    r"|\bsend\s+(?:me|us)\s+(?:an?\s+)?(?:alert|notification|message|e?-?mail|text|ping|note)\b",
+)
 _STOP = _rx(
     r"\bun-?(?:subscribe|watch|follow|track|monitor)\b",
     r"\b(?:stop|cancel|pause|halt|end|quit|disable|kill|remove|delete|turn\s+off|switch\s+off"

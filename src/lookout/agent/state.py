@@ -16,6 +16,8 @@ class ChatState(TypedDict, total=False):
     summary: str  # one line per older turn, bounded
     pending: dict[str, Any] | None  # a question waiting for "once or keep watching?"
     pages: dict[str, Any]  # url -> latest snapshot {at, title, lines} (see agent.changes)
+    proposal: dict[str, Any] | None  # a watch proposed, waiting for "yes" (agent.setup)
+    watch: dict[str, Any] | None  # what the watch's condition read last (agent.conditions)
 
 
 def add_turn(state: ChatState, turn: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:

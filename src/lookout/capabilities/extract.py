@@ -12,11 +12,12 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection
+from typing import Any
 
 import html_to_markdown
 from selectolax.lexbor import LexborHTMLParser
 
-from lookout.capabilities import charsets, content, links, metadata
+from lookout.capabilities import charsets, content, links, metadata, structured
 
 MAX_LINKS = 1000
 # An image with no alt text, or a link with nothing to click, tells a reader nothing.
@@ -36,6 +37,7 @@ class Extracted:
     html: str | None
     links: list[str]
     content_hash: str
+    data: dict[str, Any] | None = None  # the product facts of structured data ("data" format)
 
 
 def extract(
@@ -55,6 +57,7 @@ def extract(
     if content_type == "text/plain":
         return _plain(document, formats, max_chars)
     content.check_nesting(document)
+    data = structured.read(document, url) if "data" in formats else None
     tree = LexborHTMLParser(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
@@ -74,6 +77,7 @@ def extract(
         html=_absolute_html(main, base, max_chars) if "html" in formats else None,
         links=[url for url, _ in found],
         content_hash=content_hash(_text(main)),
+        data=data,
     )
 
 

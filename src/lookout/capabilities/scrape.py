@@ -79,7 +79,12 @@ async def scrape_page(
         unreadable = errors.FetchFailed(f"{result.final_url} was fetched but could not be read.")
         return _page(url, fetched_at, error=unreadable, status=result.status)
     return _page(
-        url, fetched_at, result=result, read=read, want_links="links" in options["formats"]
+        url,
+        fetched_at,
+        result=result,
+        read=read,
+        want_links="links" in options["formats"],
+        want_data="data" in options["formats"],
     )
 
 
@@ -92,6 +97,7 @@ def _page(
     error: errors.LookoutError | None = None,
     status: int | None = None,
     want_links: bool = False,
+    want_data: bool = False,
 ) -> dict[str, Any]:
     return {
         "url": url,
@@ -106,7 +112,7 @@ def _page(
         "content_hash": read.content_hash if read else None,
         "fetched_at": fetched_at,
         "error": {"code": error.code, "message": error.message[:2000]} if error else None,
-    }
+    } | ({"data": read.data if read else None} if want_data else {})
 
 
 def _cancelled(url: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from lookout import errors
 from lookout.access.principals import Principal
@@ -86,6 +87,7 @@ async def execute(
     *,
     watches: WatchFactory | None = None,
     run_end: RunEnd | None = None,
+    condition: dict[str, Any] | None = None,
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
@@ -104,6 +106,7 @@ async def execute(
                 services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
                 source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
                 job_deadline_s=services.settings.chat_job_deadline_s, question=text,
+                condition=condition,
             )  # fmt: skip
             if watches is not None:
                 ctx = dataclasses.replace(ctx, watches=watches(ctx))

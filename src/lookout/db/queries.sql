@@ -529,10 +529,11 @@ UPDATE automations SET enabled = false, updated_at = now() WHERE id = $1;
 -- The workspace's watches with their last run, newest first.
 SELECT a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
        a.notify, a.created_at, a.updated_at,
-       r.status AS last_status, r.scheduled_for AS last_scheduled_for
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for,
+       r.condition_met AS last_condition_met, r.value AS last_value
 FROM automations a
 LEFT JOIN LATERAL (
-    SELECT status, scheduled_for FROM automation_runs
+    SELECT status, scheduled_for, condition_met, value FROM automation_runs
     WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
 ) r ON true
 WHERE a.workspace_id = $1
@@ -554,7 +555,7 @@ RETURNING id;
 
 -- name: list_runs
 SELECT id, automation_id, scheduled_for, manual, status, attempts, error, created_at,
-       started_at, finished_at, changes
+       started_at, finished_at, changes, condition_met, value
 FROM automation_runs
 WHERE automation_id = $1 AND workspace_id = $2
 ORDER BY scheduled_for DESC LIMIT $3;
@@ -562,7 +563,7 @@ ORDER BY scheduled_for DESC LIMIT $3;
 -- name: get_run
 -- One run of a watch, by id, in the caller's workspace.
 SELECT id, automation_id, scheduled_for, manual, status, attempts, error, created_at,
-       started_at, finished_at, changes
+       started_at, finished_at, changes, condition_met, value
 FROM automation_runs
 WHERE id = $1 AND automation_id = $2 AND workspace_id = $3;
 
@@ -941,3 +942,52 @@ UPDATE invites SET accepted_at = now(), accepted_by = $3
 WHERE token_hash = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND expires_at > now()
 RETURNING workspace_id, role;
 
+
+-- name: find_thread_watch
+-- The watch of a chat, running or paused (automations_thread_any_idx), newest first.
+SELECT a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
+       a.notify, a.created_at, a.updated_at,
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for,
+       r.condition_met AS last_condition_met, r.value AS last_value
+FROM automations a
+LEFT JOIN LATERAL (
+    SELECT status, scheduled_for, condition_met, value FROM automation_runs
+    WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
+) r ON true
+WHERE a.workspace_id = $1 AND a.action ->> 'thread_id' = $2::text
+ORDER BY a.enabled DESC, a.created_at DESC
+LIMIT 1;
+
+-- name: set_automation_enabled
+-- Pause (false) or resume (true) a watch in place; resuming sets its next fire ($4).
+UPDATE automations SET enabled = $3, next_run_at = coalesce($4, next_run_at), updated_at = now()
+WHERE id = $1 AND workspace_id = $2
+RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+          created_at, updated_at;
+
+-- name: update_automation_watch
+-- Edit a watch in place (its question, cadence, timezone, condition): its id, runs, versions
+-- and deliveries stay.
+UPDATE automations SET trigger = $3, action = $4, next_run_at = $5, notify = $6, updated_at = now()
+WHERE id = $1 AND workspace_id = $2
+RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, notify,
+          created_at, updated_at;
+
+-- name: set_run_condition
+-- What a run read and whether the watch's condition was met.
+UPDATE automation_runs SET condition_met = $2, value = $3 WHERE id = $1;
+
+-- name: watches_for_threads_any
+-- The watch of each listed chat, running or paused (automations_thread_any_idx), with its last run.
+SELECT DISTINCT ON (a.action ->> 'thread_id')
+       a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
+       a.notify, a.created_at, a.updated_at,
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for,
+       r.condition_met AS last_condition_met, r.value AS last_value
+FROM automations a
+LEFT JOIN LATERAL (
+    SELECT status, scheduled_for, condition_met, value FROM automation_runs
+    WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
+) r ON true
+WHERE a.workspace_id = $1 AND a.action ->> 'thread_id' = ANY($2::text[])
+ORDER BY a.action ->> 'thread_id', a.enabled DESC, a.created_at DESC;

@@ -762,6 +762,8 @@ class Automation(Row):
     updated_at: dt.datetime
     last_status: str | None = None
     last_scheduled_for: dt.datetime | None = None
+    last_condition_met: bool | None = None
+    last_value: Any = None
 
     @property
     def chat_id(self) -> uuid.UUID:
@@ -782,6 +784,8 @@ class Run(Row):
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
     changes: dict[str, Any] | None = None  # what the run found (agent.changes.run_data)
+    condition_met: bool | None = None
+    value: Any = None
 
 
 async def count_watches(db: Executor, *, workspace_id: uuid.UUID) -> int:
@@ -1269,3 +1273,58 @@ async def accept_invite(
 ) -> AcceptedInvite | None:
     row = await fetchrow(db, "accept_invite", token_hash, email, user_id)
     return AcceptedInvite.from_row(row)
+
+
+# --- watch conditions, pause / resume / edit (migration 0007) --------------------------------
+
+
+async def find_thread_watch(
+    db: Executor, *, workspace_id: uuid.UUID, chat_id: uuid.UUID
+) -> Automation | None:
+    """The chat's watch, running or paused, with its last run."""
+    return Automation.from_row(await fetchrow(db, "find_thread_watch", workspace_id, str(chat_id)))
+
+
+async def set_automation_enabled(
+    db: Executor,
+    *,
+    automation_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    enabled: bool,
+    next_run_at: dt.datetime | None,
+) -> Automation | None:
+    row = await fetchrow(
+        db, "set_automation_enabled", automation_id, workspace_id, enabled, next_run_at
+    )
+    return Automation.from_row(row)
+
+
+async def update_automation_watch(
+    db: Executor,
+    *,
+    automation_id: uuid.UUID,
+    workspace_id: uuid.UUID,
+    trigger: dict[str, Any],
+    action: dict[str, Any],
+    next_run_at: dt.datetime,
+    notify: dict[str, Any],
+) -> Automation | None:
+    row = await fetchrow(
+        db, "update_automation_watch", automation_id, workspace_id, trigger, action, next_run_at,
+        notify,
+    )  # fmt: skip
+    return Automation.from_row(row)
+
+
+async def set_run_condition(
+    db: Executor, *, run_id: uuid.UUID, condition_met: bool | None, value: Any
+) -> None:
+    await execute(db, "set_run_condition", run_id, condition_met, value)
+
+
+async def watches_for_threads_any(
+    db: Executor, *, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
+) -> list[Automation]:
+    """The watch of each listed chat, paused ones included, with its last run."""
+    rows = await fetch(db, "watches_for_threads_any", workspace_id, [str(c) for c in chat_ids])
+    return [a for row in rows if (a := Automation.from_row(row))]

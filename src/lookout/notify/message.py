@@ -16,6 +16,7 @@ from lookout.agent import changes as diff_text
 
 EVENT = "watch.changed"
 TEST_EVENT = "test"
+CONDITION_EVENT = "watch.condition"
 SHOWN_LINES = 5  # per side, in the text body
 EXCERPT_LINES = 20  # per side, in a webhook payload
 LINE_CHARS = 300
@@ -207,6 +208,10 @@ def as_text(data: dict[str, Any]) -> tuple[str, str]:
     """(title, body) of a stored payload, for Apprise services."""
     if data.get("event") == TEST_EVENT:
         return "Lookout: test notification", str(data["summary"])
+    if data.get("event") == CONDITION_EVENT:  # notify.alerts: a watch's condition came true
+        link = data.get("chat_url") or f"Open chat {data.get('chat_id')} in Lookout."
+        name = str(data.get("title") or data.get("url") or "your watch")
+        return f"Lookout: {name}"[:250], f"{data.get('summary')}\n{data.get('url') or ''}\n{link}"
     changes = list(data.get("changes") or [])
     chat_id = uuid.UUID(str(data["chat_id"]))
     return title(changes), body(changes, data.get("chat_url"), chat_id)

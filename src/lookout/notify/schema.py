@@ -6,6 +6,7 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, fields, validate
 
 from lookout.notify import prefs
+from lookout.schema import watches as watches_schema
 
 
 class StrictSchema(Schema):
@@ -65,3 +66,10 @@ class WatchNotifySchema(StrictSchema):
 
 class WatchPatchSchema(StrictSchema):
     notify = fields.Nested(WatchNotifySchema, required=True)
+
+
+class WatchChangeSchema(watches_schema.WatchEdit):
+    """A PATCH of a watch: message, cadence, timezone, condition, enabled and its notification
+    settings (`notify`); only the keys sent change, in place."""
+
+    notify = fields.Nested(WatchNotifySchema)

@@ -15,7 +15,7 @@ from lookout.notify import deliveries
 from lookout.notify import schema as notify_schema
 from lookout.routes import common
 from lookout.schema import watches as watches_schema
-from lookout.watches import service
+from lookout.watches import controls, service
 
 MAX_LISTED = 500
 
@@ -36,6 +36,7 @@ def _run_view(run: repo.Run) -> dict[str, object]:
         "status": run.status, "attempts": run.attempts, "error": run.error,
         "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
         "changes": run.changes,
+        "condition_met": run.condition_met, "value": run.value,
     }  # fmt: skip
 
 
@@ -65,7 +66,7 @@ async def create_watch(request: web.Request) -> web.Response:
     chat = await chats.get(db, principal, body["chat_id"])
     automation = await service.create(
         db, request.app[appkeys.SETTINGS], principal, chat=chat, message=body["message"],
-        cadence=body["cadence"], timezone=body["timezone"],
+        cadence=body["cadence"], timezone=body["timezone"], condition=body["condition"],
     )  # fmt: skip
     return common.ok(request, service.summary(automation), status=201)
 
@@ -110,14 +111,24 @@ async def get_run(request: web.Request) -> web.Response:
 
 
 async def update_watch(request: web.Request) -> web.Response:
-    """PATCH a watch: its notification settings (`notify`: enabled, targets, compared_versions)."""
+    """PATCH a watch in place: its history, versions and deliveries stay."""
     principal = await auth.authenticate(request)
     try:
-        body = notify_schema.WatchPatchSchema().load(await common.json_body(request))
+        body = notify_schema.WatchChangeSchema().load(await common.json_body(request))
     except marshmallow.ValidationError as exc:
         details = exc.normalized_messages()  # type: ignore[no-untyped-call]
         raise errors.InvalidInput("The watch change is not valid.", fields=details) from None
-    updated = await service.update_notify(
-        request.app[appkeys.DB], principal, _automation_id(request), body["notify"]
-    )
+    if not body:
+        raise errors.InvalidInput(
+            "Send at least one of message, cadence, timezone, condition, enabled, notify."
+        )
+    db, automation_id = request.app[appkeys.DB], _automation_id(request)
+    notify = body.pop("notify", None)
+    updated = None
+    if body:
+        updated = await controls.edit(db, request.app[appkeys.SETTINGS], principal, automation_id,
+                                      body)  # fmt: skip
+    if notify is not None:
+        updated = await service.update_notify(db, principal, automation_id, notify)
+    assert updated is not None
     return common.ok(request, service.summary(updated))

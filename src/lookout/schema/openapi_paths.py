@@ -239,9 +239,9 @@ def _watches() -> dict[str, dict[str, Any]]:
         },
         "/api/automations/{automation_id}": {
             "parameters": [_WATCH_ID],
-            "patch": plain("watches_update", "Change a watch's notification settings",
-                           tag="watches", body=notify_schema.WatchPatchSchema,
-                           data=responses.Watch),
+            "patch": plain("watches_update", "Edit a watch in place: question, cadence, "
+                           "timezone, condition, paused, notifications", tag="watches",
+                           body=notify_schema.WatchChangeSchema, data=responses.Watch),
             "delete": plain("watches_stop", "Stop watching", tag="watches", data=None,
                             responses={**NO_CONTENT, "default": FAILURE}),
         },

@@ -10,6 +10,7 @@ from marshmallow import RAISE, Schema, fields
 
 from lookout.notify import schema as notify_schema
 from lookout.schema import accounts, connectors
+from lookout.schema import watches as watch_schemas
 
 
 class _Out(Schema):
@@ -55,6 +56,16 @@ class Watch(_Out):
     last_run_status = _text(nullable=True)
     credits_per_month = fields.Integer(required=True, allow_none=True)
     notify = fields.Nested(WatchNotify, required=True)
+    condition = fields.Nested(
+        watch_schemas.ConditionSchema, required=True, allow_none=True,
+        metadata={"description": "What it tells about ({kind, value, text, unit}); null: any "
+                  "change"},
+    )  # fmt: skip
+    condition_words = _text(nullable=True, description="The condition in words")
+    last_value = fields.Raw(
+        required=True, allow_none=True, metadata={"description": "What the last run read"}
+    )
+    last_condition_met = fields.Boolean(required=True, allow_none=True)
     sentence = _text(description="The confirmation a person reads")
 
 
@@ -162,6 +173,8 @@ class Run(_Out):
     error = _text(nullable=True)
     started_at = _when(nullable=True)
     finished_at = _when(nullable=True)
+    condition_met = fields.Boolean(required=True, allow_none=True)
+    value = fields.Raw(required=True, allow_none=True, metadata={"description": "What it read"})
     changes = fields.Nested(
         RunChanges, required=True, allow_none=True,
         metadata={"description": "What the run found; null when it compared nothing"},

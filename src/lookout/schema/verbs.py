@@ -22,7 +22,7 @@ MAX_CHARS = 500_000
 MAX_LINKS_PER_PAGE = 1000
 MAX_DISCOVER = 5000
 MAX_SEARCH_RESULTS = 50
-FORMATS = ("markdown", "text", "links", "html")
+FORMATS = ("markdown", "text", "links", "html", "data")
 
 
 class StrictSchema(Schema):
@@ -115,6 +115,22 @@ class PageMetadataSchema(StrictSchema):
     )
 
 
+class PageDataSchema(StrictSchema):
+    """The product facts of a page's structured data (schema.org JSON-LD / microdata, meta)."""
+
+    name = bounded_str(300, "The product's name.", allow_none=True)
+    price = fields.Float(allow_none=True, metadata={"description": "The offer's price."})
+    currency = bounded_str(8, "ISO 4217 code of the price, when stated.", allow_none=True)
+    availability = fields.String(
+        allow_none=True, validate=validate.OneOf(("in_stock", "out_of_stock")),
+        metadata={"description": "in_stock or out_of_stock, when stated."},
+    )  # fmt: skip
+    source = fields.String(
+        required=True, validate=validate.OneOf(("json-ld", "microdata", "meta")),
+        metadata={"description": "Where the facts were read."},
+    )  # fmt: skip
+
+
 class ScrapedPageSchema(StrictSchema):
     url = bounded_str(MAX_URL, "The URL as asked.", required=True)
     final_url = bounded_str(MAX_URL, "The URL after redirects.", allow_none=True)
@@ -143,6 +159,10 @@ class ScrapedPageSchema(StrictSchema):
     error = fields.Nested(
         ErrorSchema, allow_none=True, metadata={"description": "Why this page failed, or null."}
     )
+    data = fields.Nested(
+        PageDataSchema, allow_none=True,
+        metadata={"description": "Product facts from structured data (the data format), or null."},
+    )  # fmt: skip
 
 
 class ScrapeOutputSchema(StrictSchema):

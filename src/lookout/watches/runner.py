@@ -13,12 +13,13 @@ from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.chat import lease, notices, parts, turns
 from lookout.db import checkpointer, repo
-from lookout.notify import deliveries
+from lookout.notify import alerts, deliveries
 from lookout.ops import instrument
 
 logger = logging.getLogger(__name__)
 
 RUN_LEASE_S = 90.0
+_RECORDED = frozenset({"data-change", "data-condition"})  # parts the run acts on after the turn
 OUT_OF_CREDITS = "insufficient_credits"
 
 
@@ -85,14 +86,18 @@ async def _run(
         except errors.Busy:
             return "skipped", "The chat was answering another message.", False
     emitted = await turns.execute(
-        services, chat_graph, turn, text, principal, run_end=_settled_by_parts
-    )
+        services, chat_graph, turn, text, principal, run_end=_settled_by_parts,
+        condition=automation.action.get("condition"),
+    )  # fmt: skip
     if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
         return *_outcome(emitted), True
     if _out_of_credits(emitted):
         return *await _paused_for_credits(services, automation, chat), False
     outcome = _outcome(emitted)
-    if outcome[0] == "succeeded":  # a change found by this run goes to its notification targets
+    verdict = alerts.verdict_of(emitted)
+    if verdict is not None:  # a watch with a condition: the condition decides what is sent
+        await alerts.after_run(services, automation, run.id, verdict, outcome[0] == "succeeded")
+    elif outcome[0] == "succeeded":  # a change found by this run goes to its notification targets
         await deliveries.after_run(services, automation, run.id, emitted)
     return *outcome, False
 
@@ -105,7 +110,7 @@ def _outcome(emitted: list[parts.Part]) -> tuple[str, str | None]:
 def _settled_by_parts(emitted: list[parts.Part]) -> tuple[str, str | None] | None:
     """The run's end when its turn's parts alone decide it (nothing to notify, no pause): then
     the turn finishes the run in the statement that stores its answer, one transaction less."""
-    if _out_of_credits(emitted) or any(p["type"] == "data-change" for p in emitted):
+    if _out_of_credits(emitted) or any(p["type"] in _RECORDED for p in emitted):
         return None
     return _outcome(emitted)
 

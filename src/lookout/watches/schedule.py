@@ -10,6 +10,7 @@ import croniter as croniter_errors
 from croniter import croniter
 
 from lookout import errors
+from lookout.agent import cadence
 
 SAMPLE_FIRES = 60
 # A watch fires at least once a year: a cron that cannot (`0 0 30 2 *`, or `0 0 29 2 *` with
@@ -88,26 +89,4 @@ def runs_per_month(cron: str, timezone: str, now: dt.datetime) -> int:
 
 def describe(cron: str, timezone: str) -> str:
     """'every day at 09:00 UTC', 'every 2 hours', … (the cron itself when unusual)."""
-    minute, hour, day, month, weekday = cron.split()
-    at = f"{int(hour):02d}:{int(minute):02d} {timezone}" if (hour + minute).isdigit() else None
-    if minute.startswith("*/") and hour == "*" and day == month == weekday == "*":
-        return f"every {minute[2:]} minutes"
-    if minute.isdigit() and hour.startswith("*/") and day == month == weekday == "*":
-        return f"every {hour[2:]} hours"
-    if minute.isdigit() and hour == "*" and day == month == weekday == "*":
-        return "every hour"
-    if at and day == month == "*":
-        return _weekly(weekday, at)
-    if at and day.isdigit() and month == weekday == "*":
-        return f"every month on day {day} at {at}"
-    return f"on the schedule “{cron}” ({timezone})"
-
-
-def _weekly(weekday: str, at: str) -> str:
-    if weekday == "*":
-        return f"every day at {at}"
-    if weekday == "1-5":
-        return f"every weekday at {at}"
-    if weekday.isdigit():
-        return f"every {_DAYS[int(weekday) % 7]} at {at}"
-    return f"on days {weekday} at {at}"
+    return cadence.describe(cron, timezone)

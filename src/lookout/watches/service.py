@@ -11,7 +11,7 @@ import asyncpg
 
 from lookout import errors
 from lookout.access.principals import Principal
-from lookout.agent import router
+from lookout.agent import conditions, router
 from lookout.capabilities import registry
 from lookout.db import repo
 from lookout.notify import prefs, targets
@@ -27,6 +27,7 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
     cadence, timezone = str(trigger["cron"]), str(trigger.get("timezone", "UTC"))
     words = schedule.describe(cadence, timezone)
     notify = prefs.WatchNotify.of(automation.notify)
+    condition = automation.action.get("condition")
     return {
         "id": str(automation.id),
         "chat_id": str(automation.chat_id),
@@ -39,9 +40,18 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
         "last_run_status": automation.last_status,
         "credits_per_month": automation.notify.get("credits_per_month"),
         "notify": notify.to_json(),
-        "sentence": f"I'll check this {words} and tell you what changed.{prefs.sentence(notify)}"
-        f"{_cost(automation.notify.get('credits_per_month'))} Say “stop watching” to stop.",
+        "condition": condition,
+        "condition_words": conditions.describe(condition) if condition else None,
+        "last_value": automation.last_value,
+        "last_condition_met": automation.last_condition_met,
+        "sentence": f"I'll check this {words} and tell you {_what(condition)}."
+        f"{prefs.sentence(notify)}{_cost(automation.notify.get('credits_per_month'))}"
+        " Say “stop watching” to stop.",
     }
+
+
+def _what(condition: dict[str, Any] | None) -> str:
+    return f"when {conditions.describe(condition)}" if condition else "what changed"
 
 
 def _cost(credits: object) -> str:
@@ -66,6 +76,7 @@ async def create(
     cadence: str,
     timezone: str = "UTC",
     notify: prefs.WatchNotify | None = None,
+    condition: dict[str, Any] | None = None,
 ) -> repo.Automation:
     """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch (keeping
     its notification settings unless `notify` is given; "notify me when …" turns them on)."""
@@ -94,10 +105,16 @@ async def create(
             workspace_id=chat.workspace_id,
             created_by=creator,
             trigger={"type": "schedule", "cron": cadence, "timezone": timezone},
-            action={"type": "chat_message", "thread_id": str(chat.id), "message": message},
+            action=action(chat.id, message, condition),
             next_run_at=schedule.next_fire(cadence, timezone, now),
             notify=prefs.stored({"credits_per_month": credits}, notify),
         )
+
+
+def action(chat_id: uuid.UUID, message: str, condition: dict[str, Any] | None) -> dict[str, Any]:
+    """A watch's action: re-post `message` to the chat; `condition`, when set, decides alerts."""
+    found: dict[str, Any] = {"type": "chat_message", "thread_id": str(chat_id), "message": message}
+    return found | ({"condition": dict(condition)} if condition else {})
 
 
 async def _acting_user(db: asyncpg.Pool, principal: Principal) -> uuid.UUID:
@@ -170,6 +187,6 @@ async def run_now(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UU
 async def summaries(
     db: asyncpg.Pool, workspace_id: uuid.UUID, chat_ids: list[uuid.UUID]
 ) -> dict[uuid.UUID, dict[str, Any]]:
-    """The watch of each listed chat that has one (one indexed query)."""
-    found = await repo.watches_for_threads(db, workspace_id=workspace_id, chat_ids=chat_ids)
+    """The watch of each listed chat that has one, paused ones included (one indexed query)."""
+    found = await repo.watches_for_threads_any(db, workspace_id=workspace_id, chat_ids=chat_ids)
     return {automation.chat_id: summary(automation) for automation in found}

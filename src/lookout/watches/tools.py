@@ -1,4 +1,5 @@
-"""start_watch / stop_watch / refresh_watch bound to the chat of the turn (no ids for the model)."""
+"""The watch tools (start, stop, refresh, describe, pause / resume, edit) bound to the chat of the
+turn: no ids for the model."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from lookout.agent.context import TurnContext
 from lookout.chat import parts
 from lookout.db import repo
-from lookout.watches import service
+from lookout.watches import controls, service
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,19 +25,21 @@ class ChatWatchTools:
         assert chat is not None
         return chat
 
-    async def start(self, question: str, cadence: str) -> dict[str, Any]:
+    async def start(
+        self, question: str, cadence: str, *, timezone: str = "UTC",
+        condition: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         automation = await service.create(
             self.ctx.services.db, self.ctx.services.settings, self.ctx.principal,
-            chat=await self._chat(), message=question, cadence=cadence,
+            chat=await self._chat(), message=question, cadence=cadence, timezone=timezone,
+            condition=condition,
         )  # fmt: skip
         described = service.summary(automation)
         await self.ctx.emit(parts.data("watch", {"event": "started", **described}))
         return described
 
     async def stop(self) -> dict[str, Any] | None:
-        found = await service.find_for_thread(
-            self.ctx.services.db, self.ctx.principal.workspace_id, self.ctx.chat_id
-        )
+        found = await self._found()  # a paused watch stops too
         if found is None:
             return None
         await service.stop(self.ctx.services.db, self.ctx.principal, found.id)
@@ -44,16 +47,46 @@ class ChatWatchTools:
         return service.summary(found)
 
     async def refresh(self) -> dict[str, Any] | None:
-        found = await service.find_for_thread(
-            self.ctx.services.db, self.ctx.principal.workspace_id, self.ctx.chat_id
-        )
-        if found is None:
-            return None
+        found = await self._found()
+        if found is None or not found.enabled:  # a paused watch is not run (resume it first)
+            return service.summary(found) if found is not None else None
         run_id = await service.run_now(self.ctx.services.db, self.ctx.principal, found.id)
         await self.ctx.emit(
             parts.data("watch", {"event": "run", "id": str(found.id), "run_id": str(run_id)})
         )
         return service.summary(found)
+
+    async def _found(self) -> repo.Automation | None:
+        return await controls.find(self.ctx.services.db, self.ctx.principal, self.ctx.chat_id)
+
+    async def describe(self) -> str | None:
+        found = await self._found()
+        return controls.description(found) if found is not None else None
+
+    async def set_enabled(self, enabled: bool) -> dict[str, Any] | None:
+        found = await self._found()
+        if found is None:
+            return None
+        services = self.ctx.services
+        updated = await controls.set_enabled(
+            services.db, services.settings, self.ctx.principal, found.id, enabled
+        )
+        described = service.summary(updated)
+        event = "resumed" if enabled else "paused"
+        await self.ctx.emit(parts.data("watch", {"event": event, **described}))
+        return described
+
+    async def edit(self, changes: dict[str, Any]) -> dict[str, Any] | None:
+        found = await self._found()
+        if found is None:
+            return None
+        services = self.ctx.services
+        updated = await controls.edit(
+            services.db, services.settings, self.ctx.principal, found.id, changes
+        )
+        described = service.summary(updated)
+        await self.ctx.emit(parts.data("watch", {"event": "edited", **described}))
+        return described
 
 
 def for_turn(ctx: TurnContext) -> ChatWatchTools | None:

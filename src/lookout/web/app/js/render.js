@@ -3,6 +3,7 @@
 import { h, timeEl, fromNow } from "./dom.js";
 import { jobProgress, toolCard } from "./cards.js";
 import { shownParts } from "./messages.js";
+import { proposalCard, verdictLine } from "./proposal.js";
 import { rich } from "./text.js";
 
 const ERROR_HINTS = {
@@ -20,6 +21,9 @@ function watchNotice(data) {
   }
   if (data.event === "stopped") return h("p", { class: "notice watch-notice" }, "Stopped watching.");
   if (data.event === "run") return h("p", { class: "notice watch-notice" }, "A check was queued.");
+  if (data.event === "paused") return h("p", { class: "notice watch-notice" }, "Watch paused.");
+  if (data.event === "resumed") return h("p", { class: "notice watch-notice" }, `Watching again ${data.schedule}.`);
+  if (data.event === "edited") return h("p", { class: "notice watch-notice" }, `Watch changed: ${data.schedule}.`);
   return null;
 }
 
@@ -47,6 +51,8 @@ function partView(part, context) {
   if (part.type === "data-job") return jobProgress(part.data || {});
   if (part.type === "data-watch") return watchNotice(part.data || {});
   if (part.type === "data-clarify") return clarify(part.data || {}, context);
+  if (part.type === "data-watch-proposal") return proposalCard(part.data || {}, context);
+  if (part.type === "data-condition") return verdictLine(part.data || {});
   if (part.type === "error") return errorBox(part);
   return null;
 }

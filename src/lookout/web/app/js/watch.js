@@ -1,6 +1,8 @@
-// The watch of a watched chat: cadence and next run, "Run now", "Stop watching", run history.
+// The watch of a watched chat: cadence, condition and last value, next run, "Run now",
+// "Pause" / "Resume", "Edit" (cadence, timezone, condition), "Stop watching", run history.
 
-import { ApiError, del, get, post } from "./api.js";
+import { ApiError, del, get, patch, post } from "./api.js";
+import { valueText } from "./proposal.js";
 import { announce, fromNow, h, replace, timeEl } from "./dom.js";
 import { canEdit } from "./state.js";
 
@@ -21,6 +23,8 @@ function runRow(run) {
     h("td", {}, timeEl(run.started_at || run.scheduled_for)),
     h("td", {}, run.manual ? "Run now" : "Scheduled"),
     h("td", {}, statusBadge(run.status)),
+    h("td", {}, run.condition_met === null || run.condition_met === undefined ? "" :
+      `${run.condition_met ? "met" : "not met"}${run.value !== null ? ` · ${valueText(run.value)}` : ""}`),
     h("td", {}, run.error ? run.error : run.finished_at ? timeEl(run.finished_at) : ""));
 }
 
@@ -57,6 +61,12 @@ export class WatchPanel {
       "Stop watching");
     runNow.addEventListener("click", () => this.runNow(runNow));
     stop.addEventListener("click", () => this.stop(stop));
+    const toggle = h("button", { type: "button", class: "secondary small", disabled: !canEdit() },
+      watch.enabled === false ? "Resume" : "Pause");
+    toggle.addEventListener("click", () => this.change({ enabled: watch.enabled === false }, toggle));
+    const edit = h("button", { type: "button", class: "secondary small", disabled: !canEdit() }, "Edit");
+    const form = this.editForm();
+    edit.addEventListener("click", () => { form.hidden = !form.hidden; });
     const last = watch.last_run_status;
     replace(this.el,
       h("div", { class: "watch-summary" },
@@ -65,10 +75,56 @@ export class WatchPanel {
           watch.next_run_at ? ["Next check ", timeEl(watch.next_run_at), ` (${fromNow(watch.next_run_at)})`] : "No check planned",
           last ? [" · last check: ", statusBadge(last)] : null,
           watch.credits_per_month ? ` · up to ${watch.credits_per_month} credits a month` : null),
-        watch.message ? h("p", { class: "meta question" }, "Question: ", h("q", {}, watch.message)) : null),
-      h("div", { class: "watch-actions" }, runNow, stop),
+        watch.message ? h("p", { class: "meta question" }, "Question: ", h("q", {}, watch.message)) : null,
+        watch.condition_words ? h("p", { class: "meta condition" }, "Tells you when ", watch.condition_words,
+          watch.last_value !== null && watch.last_value !== undefined
+            ? ` · last read ${valueText(watch.last_value, watch.condition)}${watch.last_condition_met ? " (met)" : ""}` : "") : null,
+        watch.enabled === false ? h("p", { class: "meta" }, h("span", { class: "badge" }, "Paused")) : null),
+      h("div", { class: "watch-actions" }, runNow, toggle, edit, stop),
+      form,
       this.message,
       this.details);
+  }
+
+  editForm() {
+    const watch = this.watch;
+    const condition = watch.condition || {};
+    const form = h("form", { class: "watch-edit", hidden: true, "aria-label": "Edit the watch" },
+      h("label", {}, "Cadence (cron) ", h("input", { name: "cadence", value: watch.cadence, maxlength: "100" })),
+      h("label", {}, "Timezone ", h("input", { name: "timezone", value: watch.timezone, maxlength: "64" })),
+      h("label", {}, "Tell me when ", h("select", { name: "kind" },
+        ["", "below", "above", "mentions", "absent", "new_items", "in_stock", "changes_by"].map((kind) =>
+          h("option", { value: kind, selected: (condition.kind || "") === kind }, kind || "anything changes")))),
+      h("label", {}, "Value ", h("input", { name: "value", type: "number", step: "any", value: condition.value ?? "" })),
+      h("label", {}, "Text ", h("input", { name: "text", maxlength: "200", value: condition.text ?? "" })),
+      h("label", {}, "Unit ", h("input", { name: "unit", maxlength: "8", value: condition.unit ?? "" })),
+      h("button", { type: "submit", class: "primary small" }, "Save"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const f = form.elements;
+      const kind = f.kind.value;
+      const body = { cadence: f.cadence.value.trim(), timezone: f.timezone.value.trim(), condition: null };
+      if (kind) {
+        body.condition = { kind, value: f.value.value === "" ? null : Number(f.value.value),
+          text: f.text.value.trim() || null, unit: f.unit.value.trim() || null };
+      }
+      this.change(body, form.querySelector("button[type=submit]"));
+    });
+    return form;
+  }
+
+  async change(body, button) {
+    button.disabled = true;
+    try {
+      const updated = await patch(`/api/automations/${this.watch.id}`, body);
+      this.chat = { ...this.chat, watch: updated };
+      this.draw();
+      announce("Watch updated.");
+      this.onChanged();
+    } catch (error) {
+      this.say(error instanceof ApiError ? error.message : "Could not change the watch.");
+      button.disabled = false;
+    }
   }
 
   async loadRuns() {
@@ -80,7 +136,7 @@ export class WatchPanel {
       }
       replace(this.history, h("table", {},
         h("caption", { class: "visually-hidden" }, "Runs of this watch, newest first"),
-        h("thead", {}, h("tr", {}, ["When", "Kind", "Status", "Finished"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["When", "Kind", "Status", "Condition", "Finished"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, data.runs.map(runRow))));
     } catch (error) {
       replace(this.history, h("p", { class: "error-box", role: "alert" }, error.message));

@@ -1,0 +1,58 @@
+"""“Tell me when…” in a real browser: the proposal card (Start / Change / Cancel), the watch's
+condition and last value, pause / resume and edit from the watch panel."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import expect
+
+from tests.e2e.conftest import Bakery, Tab
+from tests.e2e.test_web_chat import accept_dialogs, say, sign_up
+
+pytestmark = pytest.mark.timeout(240)
+
+
+async def test_propose_change_start_pause_resume_and_edit_a_watch(
+    lookout_url: str, bakery: Bakery, desktop: Tab
+) -> None:
+    page = desktop.page
+    accept_dialogs(page)
+    bakery.lines = ["Sourdough rye loaf 5,50 €", "Pumpkin loaf 4,20 €"]
+    await sign_up(page, lookout_url)
+    await page.get_by_role("link", name="+ New chat").click()
+
+    # When they ask to hear when the rye loaf drops below 5 euros
+    await say(page, f"tell me when the sourdough rye loaf at {bakery.url} drops below 5 euros")
+
+    # Then a proposal card shows what will be watched and what it reads now
+    card = page.locator(".card.proposal").last
+    await expect(card).to_contain_text("the price is below 5 €")
+    await expect(card).to_contain_text("5.5")
+    await desktop.shot("01-proposal")
+
+    # When they change it to "below 4,80" and then start it
+    await card.get_by_role("button", name="Change").click()
+    await card.get_by_label("What to change").fill("below 4.80")
+    await card.get_by_role("button", name="Update").click()
+    amended = page.locator(".card.proposal").last
+    await expect(amended).to_contain_text("the price is below 4.80 €")
+    await amended.get_by_role("button", name="Start").click()
+
+    # Then the chat is watched and its panel shows the condition
+    panel = page.locator(".watch-panel")
+    await expect(panel).to_contain_text("Tells you when the price is below 4.80 €")
+    await desktop.shot("02-started")
+
+    # When they pause it from the panel, Then it shows paused and offers Resume
+    await panel.get_by_role("button", name="Pause").click()
+    await expect(panel).to_contain_text("Paused")
+    await panel.get_by_role("button", name="Resume").click()
+    await expect(panel.get_by_role("button", name="Pause")).to_be_visible()
+
+    # When they edit its cadence, Then the panel shows the new schedule
+    await panel.get_by_role("button", name="Edit").click()
+    await panel.get_by_label("Cadence (cron)").fill("0 */2 * * *")
+    await panel.get_by_role("button", name="Save").click()
+    await expect(panel).to_contain_text("every 2 hours")
+    await desktop.shot("03-edited")
+    assert desktop.errors == []
