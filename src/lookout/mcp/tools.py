@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as mcp_types
@@ -129,9 +130,16 @@ class BadCursor(ValueError):
     """The cursor was not one this server handed out."""
 
 
-def page(cursor: str | None, size: int) -> tuple[list[mcp_types.Tool], str | None]:
-    """One page of tools and the cursor of the next (None on the last page)."""
-    tools = all_tools()
+def exists(name: str) -> bool:
+    return name == JOBS_GET or verb_for(name) is not None
+
+
+def page(
+    cursor: str | None, size: int, shown: Callable[[str], bool] = lambda name: True
+) -> tuple[list[mcp_types.Tool], str | None]:
+    """One page of the tools `shown` lets through and the cursor of the next (None on the last
+    page)."""
+    tools = [tool for tool in all_tools() if shown(tool.name)]
     start = _offset(cursor) if cursor else 0
     if start > len(tools):
         raise BadCursor(cursor)
