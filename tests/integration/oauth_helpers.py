@@ -190,14 +190,15 @@ class HandFlow:
             return response.status, await response.json()
 
     async def exchange(self, code: str, verifier: str, **extra: str) -> tuple[int, dict[str, Any]]:
-        return await self.token(
-            grant_type="authorization_code",
-            code=code,
-            redirect_uri=REDIRECT,
-            code_verifier=verifier,
-            resource=f"{self.base}/mcp",
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT,
+            "code_verifier": verifier,
+            "resource": f"{self.base}/mcp",
             **extra,
-        )
+        }
+        return await self.token(**form)
 
     async def tokens(self) -> dict[str, Any]:
         """A fresh access + refresh token pair, through the whole flow."""
