@@ -33,7 +33,7 @@ async def flow(
 
 
 async def test_pkce_plain_or_missing_is_refused(flow: HandFlow) -> None:
-    verifier, challenge = pkce()
+    verifier, _ = pkce()  # with plain, the challenge is the verifier itself
     plain = flow.query(verifier, code_challenge_method="plain")
     status, body = await flow.consent_page(plain)
     assert status == 400
