@@ -72,6 +72,7 @@ class Settings:
     google_places_url: str = _field("LOOKOUT_GOOGLE_PLACES_URL", "https://places.googleapis.com")
     google_places_key: str = _field("LOOKOUT_GOOGLE_PLACES_KEY", "", secret=True)
     mcp_text_limit: int = _field("LOOKOUT_MCP_TEXT_LIMIT", 20_000)
+    mcp_structured_limit: int = _field("LOOKOUT_MCP_STRUCTURED_LIMIT", 100_000)
     mcp_page_size: int = _field("LOOKOUT_MCP_PAGE_SIZE", 50)
     oauth_access_ttl_s: int = _field("LOOKOUT_OAUTH_ACCESS_TTL_S", 3600)
     oauth_register_per_minute: int = _field("LOOKOUT_OAUTH_REGISTER_PER_MINUTE", 10)

@@ -7,7 +7,8 @@ import asyncio
 import dataclasses
 import urllib.parse
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from authlib.oauth2.rfc6749 import OAuth2Error
 
@@ -16,6 +17,8 @@ from lookout.access import oauth_models as models
 from lookout.access import oauth_server
 from lookout.access.oauth_server import Answer, Context, HttpRequest
 from lookout.db import repo
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +68,7 @@ async def decide(ctx: Context, http: HttpRequest, grantor: models.Grantor | None
     if location is None:
         body = answer.body if isinstance(answer.body, dict) else {}
         raise Problem(body.get("error", "invalid_request"), body.get("error_description", ""), None)
-    return location
+    return str(location)
 
 
 async def check_decision(
@@ -87,14 +90,15 @@ async def check_decision(
     return models.Grantor(user_id, workspace_id, " ".join(chosen))
 
 
-async def _in_thread(ctx: Context, call: Any) -> Any:
+async def _in_thread(ctx: Context, call: Callable[[oauth_server.Server], T]) -> T:
     server = oauth_server.Server(ctx)
 
-    def run() -> Any:
+    def run() -> T:
         try:
             return call(server)
         except OAuth2Error as exc:  # raised before Authlib's own handling (e.g. transport)
-            return server.handle_response(*exc(None))
+            answer: Any = server.handle_response(*exc(None))
+            return cast(T, answer)
 
     return await asyncio.to_thread(run)
 
