@@ -1,5 +1,6 @@
 // Settings: API keys, usage, MCP connectors, and how to connect an agent over MCP.
 
+import { agentsSection } from "./agents.js";
 import { ApiError, del, get, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
 import { canEdit, state } from "./state.js";
@@ -293,6 +294,7 @@ function agentSection() {
   draw();
   return [section("Connect an agent", "agent-heading",
     h("p", { class: "meta" }, "Claude, Cursor, VS Code and other MCP clients can use Lookout’s verbs (read pages, find pages, places and reviews) over the remote MCP server, paid from this workspace’s credits."),
+    h("p", { class: "meta" }, "Claude.ai, Claude Desktop and ChatGPT: add a custom connector with this URL and no key; they open a Lookout page where you sign in, pick the workspace and allow it."),
     body), draw];
 }
 
@@ -300,7 +302,7 @@ function agentSection() {
 export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
-  const sections = [keysSection(redrawAgent), usageSection(), connectorsSection(), agent];
+  const sections = [keysSection(redrawAgent), usageSection(), agentsSection(), connectorsSection(), agent];
   const jump = (target) => () => {
     target.scrollIntoView({ block: "start" });
     target.querySelector("h2").setAttribute("tabindex", "-1");
