@@ -15,6 +15,7 @@ from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
 from lookout.schema import accounts, chats, connectors, watches
+from lookout.schema import oauth as oauth_schema
 
 _ERROR_CODES = sorted({kind.code for kind in errors._subclasses(errors.LookoutError)})
 
@@ -293,6 +294,29 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
     "/api/automations/{automation_id}/runs": {
         "parameters": [_WATCH_ID],
         "get": _plain("A watch's last 100 runs and their notification deliveries"),
+    },
+    # OAuth 2.1 for MCP connectors: the consent page's API and a workspace's connected agents
+    # (the authorization server's own endpoints, /token, /register…, are in its RFC 8414
+    # metadata at /.well-known/oauth-authorization-server).
+    "/api/oauth/authorize": {
+        "get": _plain(
+            "What an authorization request (its query, as sent to /authorize) asks, for the "
+            "signed-in person: the client, the scopes, their workspaces",
+            secured=False,
+        ),
+        "post": _plain(
+            "Allow or deny an authorization request; answers where to send the browser",
+            secured=False,
+            body=oauth_schema.DecisionSchema,
+        ),
+    },
+    "/api/workspaces/{ws}/oauth-agents": {
+        "parameters": [_WS],
+        "get": _plain("List the agents connected to the workspace over OAuth"),
+    },
+    "/api/workspaces/{ws}/oauth-agents/{grant_id}": {
+        "parameters": [_WS, _path("grant_id")],
+        "delete": _plain("Revoke a connected agent (its tokens stop working at once)"),
     },
 }
 
