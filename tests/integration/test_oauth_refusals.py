@@ -14,8 +14,14 @@ import pytest
 from aiohttp import web
 
 from lookout.settings import Settings
-from tests.integration.factories import TenantFactory, tenant_factory
-from tests.integration.oauth_helpers import HandFlow, cookie_for, lookout_base, pkce
+from tests.integration.factories import TenantFactory, member_cookie, tenant_factory
+from tests.integration.oauth_helpers import (
+    REDIRECT,
+    HandFlow,
+    cookie_for,
+    lookout_base,
+    pkce,
+)
 
 __all__ = ["lookout_base", "tenant_factory"]
 
@@ -252,3 +258,54 @@ async def test_a_client_id_metadata_document_is_read_and_checked(
 
 def _uuid(text: str) -> uuid.UUID:
     return uuid.UUID(text)
+
+
+async def test_denying_sends_the_client_access_denied(flow: HandFlow) -> None:
+    _, challenge = pkce()
+    body = {"query": flow.query(challenge), "allow": False}
+    async with flow.http.post(
+        f"{flow.base}/api/oauth/authorize",
+        json=body,
+        cookies=flow.cookie,
+        headers={"Origin": flow.base},
+    ) as response:
+        data = await response.json()
+    assert response.status == 200 and data["data"]["allowed"] is False
+    location = data["data"]["redirect_to"]
+    assert location.startswith(REDIRECT + "?")
+    assert "error=access_denied" in location and "state=st-1" in location
+    assert "code=" not in location
+
+
+async def test_a_viewer_may_not_let_an_agent_spend_credits(
+    flow: HandFlow, db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory
+) -> None:
+    owner = await tenant_factory()
+    viewer = await member_cookie(db, settings, owner, role="viewer")
+    flow.cookie, flow.workspace_id = viewer, str(owner.workspace.id)
+    _, challenge = pkce()
+    body = {
+        "query": flow.query(challenge),
+        "allow": True,
+        "workspace_id": flow.workspace_id,
+        "scopes": ["verbs:read", "jobs:read"],
+    }
+    async with flow.http.post(
+        f"{flow.base}/api/oauth/authorize", json=body, cookies=viewer, headers={"Origin": flow.base}
+    ) as response:
+        refused = await response.json()
+    assert response.status == 403 and "editor" in refused["error"]["message"]
+    code = await flow.allow(flow.query(challenge), scopes=["jobs:read"])
+    assert code
+
+
+async def test_the_consent_answer_needs_our_own_page(flow: HandFlow) -> None:
+    _, challenge = pkce()
+    body = {"query": flow.query(challenge), "allow": True, "workspace_id": flow.workspace_id}
+    async with flow.http.post(
+        f"{flow.base}/api/oauth/authorize",
+        json=body,
+        cookies=flow.cookie,
+        headers={"Origin": "https://evil.example"},
+    ) as response:
+        assert response.status == 403
