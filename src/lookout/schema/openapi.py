@@ -167,6 +167,12 @@ _MESSAGE = {
     ]
 }
 _NO_CONTENT = {"204": {"description": "Done; no body"}}
+# An OAuth authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707), as the client sent it.
+_AUTHORIZATION_QUERY = tuple(
+    {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+    for name in ("response_type", "client_id", "redirect_uri", "state", "scope",
+                 "code_challenge", "code_challenge_method", "resource")
+)  # fmt: skip
 
 _OTHER_PATHS: dict[str, dict[str, Any]] = {
     "/v1/verbs": {"get": _plain("List the verbs with their schemas and prices", secured=False)},
@@ -303,6 +309,7 @@ _OTHER_PATHS: dict[str, dict[str, Any]] = {
             "What an authorization request (its query, as sent to /authorize) asks, for the "
             "signed-in person: the client, the scopes, their workspaces",
             secured=False,
+            parameters=_AUTHORIZATION_QUERY,
         ),
         "post": _plain(
             "Allow or deny an authorization request; answers where to send the browser",
