@@ -309,3 +309,12 @@ async def test_the_consent_answer_needs_our_own_page(flow: HandFlow) -> None:
         headers={"Origin": "https://evil.example"},
     ) as response:
         assert response.status == 403
+
+
+async def test_an_access_token_is_for_the_mcp_endpoint_only(flow: HandFlow) -> None:
+    tokens = await flow.tokens()
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+    async with flow.http.get(f"{flow.base}/v1/usage", headers=headers) as response:
+        assert response.status == 401
+    async with flow.http.get(f"{flow.base}/api/me", headers=headers) as response:
+        assert response.status == 401
