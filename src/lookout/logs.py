@@ -27,6 +27,7 @@ _SECRET_KEYS = r"(?:password|passwd|secret|secret_key|token|api_key|apikey)"
 # What a credential looks like when it slips into a message or a traceback.
 _REDACTIONS = (
     (re.compile(r"\blk_[A-Za-z0-9_\-]{6,}"), "lk_***"),
+    (re.compile(r"\b(lk[or]_)[A-Za-z0-9_\-]{6,}"), r"\1***"),  # OAuth access / refresh tokens
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 ***"),
     (re.compile(r"(?i)(lookout_session=)[^;\s\"']+"), r"\1***"),
     (re.compile(rf"(?i)(\b{_SECRET_KEYS}[\"']?\s*[:=]\s*)([\"'])(?:(?!\2).)*\2"), r"\1\2***\2"),
@@ -35,12 +36,12 @@ _REDACTIONS = (
 )
 
 
-# A substring every redaction needs (in lower case): most lines have none and skip the six
+# A substring every redaction needs (in lower case): most lines have none and skip the
 # substitutions. Plain `in` tests on the lowered line: the one case-insensitive alternation
 # regex they replace took 18 us a line, as long as formatting the rest of it.
 _MAYBE_SECRET = (
     "lk_", "bearer", "basic", "lookout_session", "passw", "secret", "token", "apikey", "api_key",
-    "://",
+    "://", "lko_", "lkr_",
 )  # fmt: skip
 
 

@@ -67,6 +67,20 @@ PUBLIC: dict[str, int] = {
     "/api/auth/login": 200, "/api/auth/logout": 200,
     "/metrics": 401,  # only the metrics token opens it; no caller here has it
 }  # fmt: skip
+# The OAuth server's endpoints answer by method, whoever calls (none of them reads a cookie).
+PUBLIC_METHODS: dict[tuple[str, str], int] = {
+    ("GET", "/.well-known/oauth-authorization-server"): 200,
+    ("HEAD", "/.well-known/oauth-authorization-server"): 200,
+    ("OPTIONS", "/.well-known/oauth-authorization-server"): 204,
+    ("GET", "/authorize"): 200, ("HEAD", "/authorize"): 200,  # the consent page's shell
+    ("POST", "/token"): 400, ("OPTIONS", "/token"): 204,  # no grant_type
+    ("POST", "/revoke"): 401, ("OPTIONS", "/revoke"): 204,  # no client
+    ("POST", "/register"): 201, ("OPTIONS", "/register"): 204,
+}  # fmt: skip
+# The consent page's API: an empty authorization request is refused (400) to a signed-in
+# person, whoever they are; without a session it is 401.
+CONSENT = {"own": 400, "other workspace": 400, "other key": 401, "no auth": 401,
+           "revoked key": 401, "viewer": 400, "expired session": 401}  # fmt: skip
 MCP_DOOR = {"own": 200, "other workspace": 200, "other key": 200, "no auth": 401,
             "revoked key": 401, "viewer": 401, "expired session": 401}  # fmt: skip
 # Signing out everywhere ends the caller's own sessions: any live session may, nothing else.
@@ -141,6 +155,11 @@ def _bodies(w: dict[str, Any]) -> dict[tuple[str, str], Callable[[], Any]]:
             "chat_id": w["chat2"], "cadence": "0 9 * * *", "message": f"what is on {w['page']}"},
         ("POST", "/api/automations/{automation_id}/run"): lambda: {},
         ("PATCH", "/api/automations/{automation_id}"): lambda: {"notify": {"enabled": False}},
+        ("POST", "/token"): lambda: {},
+        ("POST", "/revoke"): lambda: {},
+        ("POST", "/register"): lambda: {"redirect_uris": ["https://agent.example/cb"]},
+        ("POST", "/api/oauth/authorize"): lambda: {"query": "response_type=code",
+                                                   "allow": False},
     }  # fmt: skip
 
 
@@ -168,6 +187,10 @@ def matrix_routes(routes: Any) -> list[tuple[str, str]]:
 def expected(world: World, method: str, template: str, column: str, sent: str) -> int:
     if template in PUBLIC:
         return PUBLIC[template]
+    if (method, template) in PUBLIC_METHODS:
+        return PUBLIC_METHODS[(method, template)]
+    if template == "/api/oauth/authorize":
+        return CONSENT[column]
     if template == "/mcp":
         return MCP_DOOR[column]
     if template == "/api/auth/logout-everywhere":
@@ -397,6 +420,7 @@ async def _objects(
     target = await post(f"{ws}/notification-targets", {"name": "hook", "url": w["hook"]})
     invite = await post(f"{ws}/invites", {"email": "invitee@example.com"})
     params = {
+        "grant_id": await _connected_agent(db, a),
         "chat_id": chat,
         "automation_id": watch["id"],
         "job_id": (await job.json())["meta"]["job_id"],
@@ -407,3 +431,19 @@ async def _objects(
     }
     return {"params": params, "spare_key": spare["key"], "signing": target["signing_secret"],
             "invite": invite["token"]}  # fmt: skip
+
+
+async def _connected_agent(db: asyncpg.Pool, a: Tenant) -> str:
+    """An agent A's owner connected over OAuth (what the consent step leaves behind)."""
+    client_id = f"agent-{uuid.uuid4().hex[:8]}"
+    await db.execute(
+        "INSERT INTO oauth_clients (client_id, metadata, kind) VALUES ($1, $2, 'registered')",
+        client_id,
+        {"client_name": "Agent", "redirect_uris": ["https://agent.example/cb"]},
+    )
+    grant_id = await db.fetchval(
+        "INSERT INTO oauth_grants (client_id, workspace_id, user_id, scope, resource)"
+        " VALUES ($1, $2, $3, 'verbs:read', 'http://x/mcp') RETURNING id",
+        client_id, a.workspace.id, a.user.id,
+    )  # fmt: skip
+    return str(grant_id)

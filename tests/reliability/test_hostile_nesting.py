@@ -24,6 +24,8 @@ __all__ = ["tenant_factory"]
 
 DEPTH = 100_000
 DEEP = b"[" * DEPTH + b"]" * DEPTH
+# The OAuth server's endpoints answer RFC 6749 / 7591 errors, not the envelope.
+OAUTH = {"/token", "/revoke", "/register"}
 MCP = {"Content-Type": "application/json", "Accept": "application/json"}
 
 
@@ -51,6 +53,9 @@ async def test_a_too_deeply_nested_body_is_400_on_every_route_that_reads_json(
     # Then every one says the body is not JSON
     assert len(answers) >= 10, answers.keys()
     for name, (status, body) in answers.items():
+        if name.split(" ", 1)[1] in OAUTH:  # forms read no JSON; /register reads 16 KiB at most
+            assert status in (400, 401, 413) and isinstance(body["error"], str), (name, body)
+            continue
         assert status == 400, (name, status, body)
         error = body["error"]
         assert error["code"] == (-32700 if name == "* /mcp" else "invalid_input"), (name, body)

@@ -74,6 +74,8 @@ async def rate_limit(services: Services, principal: Principal) -> ratelimit.Deci
     if principal.kind == "api_key":
         assert principal.key_id is not None
         subject, marker = f"key:{principal.key_id}", keys.revoked_marker(principal.key_id)
+    elif principal.kind == "oauth":  # a connected agent is limited like a key of its own
+        subject = f"grant:{principal.grant_id}"
     else:
         subject = f"user:{principal.user_id}"
     limit = principal.rate_limit_per_minute or services.settings.rate_limit_per_minute

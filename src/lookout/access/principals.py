@@ -1,4 +1,5 @@
-"""Who is asking: a signed-in user, an API key, or the system acting as a watch's creator."""
+"""Who is asking: a signed-in user, an API key, an agent a person connected over OAuth, or the
+system acting as a watch's creator."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Literal
 
 from lookout import errors
 
-Kind = Literal["session", "api_key", "system"]
+Kind = Literal["session", "api_key", "oauth", "system"]
 ROLES = ("viewer", "editor", "owner")
 
 
@@ -22,11 +23,13 @@ class Principal:
     rate_limit_per_minute: int | None = None
     # An API key's scope (keys.SCOPES); None for sessions and the system.
     scope: str | None = None
+    # An OAuth principal acts for `user_id` through this grant (a connected agent).
+    grant_id: uuid.UUID | None = None
 
     @property
     def actor(self) -> str:
         """A short label for the ledger and logs (never a secret)."""
-        ident = self.key_id if self.kind == "api_key" else self.user_id
+        ident = {"api_key": self.key_id, "oauth": self.grant_id}.get(self.kind, self.user_id)
         return f"{self.kind}:{ident}"
 
     def require(self, role: str) -> None:
@@ -48,6 +51,7 @@ class Principal:
             "key_id": str(self.key_id) if self.key_id else None,
             "rate_limit_per_minute": self.rate_limit_per_minute,
             "scope": self.scope,
+            "grant_id": str(self.grant_id) if self.grant_id else None,
         }
 
     @classmethod
@@ -60,6 +64,7 @@ class Principal:
             key_id=uuid.UUID(data["key_id"]) if data.get("key_id") else None,
             rate_limit_per_minute=data.get("rate_limit_per_minute"),
             scope=data.get("scope"),
+            grant_id=uuid.UUID(data["grant_id"]) if data.get("grant_id") else None,
         )
 
 

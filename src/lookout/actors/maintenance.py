@@ -11,6 +11,7 @@ from periodiq import cron
 
 from lookout.actors import runtime
 from lookout.agent import pruning
+from lookout.db import oauth as oauth_db
 from lookout.db import repo
 
 logger = logging.getLogger(__name__)
@@ -37,8 +38,12 @@ async def probe(probe_id: str) -> None:
     queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("*/10 * * * *")
 )
 async def sweep_expired() -> None:
-    """Every ten minutes: forget expired sessions, idempotency records and finished jobs."""
-    counts = await repo.delete_expired(runtime.current().db)
+    """Every ten minutes: forget expired sessions, idempotency records, finished jobs, dead
+    OAuth codes and tokens, and OAuth clients nobody uses."""
+    state = runtime.current()
+    counts = await repo.delete_expired(state.db)
+    idle_days = state.settings.oauth_client_idle_days
+    counts |= await oauth_db.delete_expired(state.db, unused_client_days=idle_days)
     logger.info("swept expired rows: %s", counts)
 
 

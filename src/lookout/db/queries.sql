@@ -991,3 +991,137 @@ LEFT JOIN LATERAL (
 ) r ON true
 WHERE a.workspace_id = $1 AND a.action ->> 'thread_id' = ANY($2::text[])
 ORDER BY a.action ->> 'thread_id', a.enabled DESC, a.created_at DESC;
+
+-- ---- OAuth 2.1 authorization server (db/oauth.py) ---------------------------------------
+
+-- name: insert_oauth_client
+INSERT INTO oauth_clients (client_id, secret_hash, metadata, kind) VALUES ($1, $2, $3, $4)
+RETURNING client_id, secret_hash, metadata, kind, created_at, fetched_at, last_used_at;
+
+-- name: upsert_oauth_metadata_client
+-- A Client ID Metadata Document, (re)read: its URL is the client_id.
+INSERT INTO oauth_clients (client_id, metadata, kind) VALUES ($1, $2, 'metadata_document')
+ON CONFLICT (client_id) DO UPDATE SET metadata = EXCLUDED.metadata, fetched_at = now()
+    WHERE oauth_clients.kind = 'metadata_document'
+RETURNING client_id, secret_hash, metadata, kind, created_at, fetched_at, last_used_at;
+
+-- name: get_oauth_client
+SELECT client_id, secret_hash, metadata, kind, created_at, fetched_at, last_used_at
+FROM oauth_clients WHERE client_id = $1;
+
+-- name: touch_oauth_client
+UPDATE oauth_clients SET last_used_at = now() WHERE client_id = $1;
+
+-- name: insert_oauth_code
+INSERT INTO oauth_codes (code_hash, client_id, user_id, workspace_id, redirect_uri, scope,
+                         resource, code_challenge, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- name: consume_oauth_code
+-- A code is good once: the first redemption marks it used, atomically.
+UPDATE oauth_codes SET used_at = now()
+WHERE code_hash = $1 AND client_id = $2 AND used_at IS NULL AND expires_at > now()
+RETURNING code_hash, client_id, user_id, workspace_id, redirect_uri, scope, resource,
+          code_challenge;
+
+-- name: get_used_oauth_code_grant
+-- The grant a code already redeemed produced (its reuse revokes that grant).
+SELECT grant_id FROM oauth_codes WHERE code_hash = $1 AND used_at IS NOT NULL;
+
+-- name: set_oauth_code_grant
+UPDATE oauth_codes SET grant_id = $2 WHERE code_hash = $1;
+
+-- name: upsert_oauth_grant
+INSERT INTO oauth_grants (client_id, workspace_id, user_id, scope, resource)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (client_id, workspace_id, user_id) WHERE revoked_at IS NULL
+DO UPDATE SET scope = EXCLUDED.scope, resource = EXCLUDED.resource
+RETURNING id;
+
+-- name: insert_oauth_token
+INSERT INTO oauth_tokens (grant_id, access_hash, refresh_hash, scope, access_expires_at,
+                          refresh_expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id;
+
+-- name: consume_oauth_refresh_token
+-- Rotation: the refresh token is spent by the request that presents it (the old pair dies),
+-- only while its grant is live and its person is still a member of the workspace.
+UPDATE oauth_tokens t SET revoked_at = now()
+FROM oauth_grants g JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
+WHERE t.refresh_hash = $1 AND t.revoked_at IS NULL AND t.refresh_expires_at > now()
+    AND g.id = t.grant_id AND g.revoked_at IS NULL
+RETURNING t.id, t.grant_id, t.scope, g.client_id, g.workspace_id, g.user_id, g.resource;
+
+-- name: get_spent_oauth_refresh_grant
+-- The grant of a refresh token already spent: presenting it again revokes the grant.
+SELECT grant_id FROM oauth_tokens WHERE refresh_hash = $1 AND revoked_at IS NOT NULL;
+
+-- name: find_oauth_access_token
+-- A live access token, its grant, and the granting person's current role in the workspace.
+SELECT t.id, t.grant_id, t.scope, t.access_expires_at, g.client_id, g.workspace_id,
+       g.user_id, g.resource, m.role
+FROM oauth_tokens t
+JOIN oauth_grants g ON g.id = t.grant_id
+JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
+WHERE t.access_hash = $1 AND t.revoked_at IS NULL AND t.access_expires_at > now()
+    AND g.revoked_at IS NULL;
+
+-- name: find_oauth_token_for_revocation
+-- A token of a client by either of its halves (RFC 7009), revoked or not.
+SELECT t.id, t.grant_id, g.client_id
+FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+WHERE (t.access_hash = $1 OR t.refresh_hash = $1);
+
+-- name: revoke_oauth_token
+UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL;
+
+-- name: revoke_oauth_grant
+-- A grant and every token of it; $2 scopes it to a workspace (NULL: any, for reuse detection).
+WITH g AS (
+    UPDATE oauth_grants SET revoked_at = now()
+    WHERE id = $1 AND ($2::uuid IS NULL OR workspace_id = $2) AND revoked_at IS NULL
+    RETURNING id
+)
+UPDATE oauth_tokens SET revoked_at = now()
+WHERE grant_id IN (SELECT id FROM g) AND revoked_at IS NULL;
+
+-- name: touch_oauth_grant
+UPDATE oauth_grants SET last_used_at = now() WHERE id = $1;
+
+-- name: list_oauth_grants
+-- The connected agents of a workspace, newest first (revoked ones of the last 30 days too).
+SELECT g.id, g.client_id, c.metadata ->> 'client_name' AS client_name,
+       c.metadata ->> 'client_uri' AS client_uri, c.kind AS client_kind, g.scope,
+       u.email AS granted_by, g.created_at, g.last_used_at, g.revoked_at
+FROM oauth_grants g
+JOIN oauth_clients c ON c.client_id = g.client_id
+JOIN users u ON u.id = g.user_id
+WHERE g.workspace_id = $1 AND (g.revoked_at IS NULL OR g.revoked_at > now() - interval '30 days')
+ORDER BY g.created_at DESC
+LIMIT 200;
+
+-- name: get_oauth_grant
+SELECT g.id, g.client_id, c.metadata ->> 'client_name' AS client_name,
+       c.metadata ->> 'client_uri' AS client_uri, c.kind AS client_kind, g.scope,
+       u.email AS granted_by, g.created_at, g.last_used_at, g.revoked_at
+FROM oauth_grants g
+JOIN oauth_clients c ON c.client_id = g.client_id
+JOIN users u ON u.id = g.user_id
+WHERE g.id = $1 AND g.workspace_id = $2;
+
+-- name: delete_expired_oauth_codes
+DELETE FROM oauth_codes WHERE expires_at < now() - interval '1 day';
+
+-- name: delete_expired_oauth_tokens
+DELETE FROM oauth_tokens
+WHERE greatest(access_expires_at, refresh_expires_at) < now() - interval '1 day';
+
+-- name: delete_unused_oauth_clients
+-- Clients nobody uses: registered ones with no live grant, idle for $1 days (a client that
+-- registered and never got a grant goes after one day).
+DELETE FROM oauth_clients c
+WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id
+                  AND g.revoked_at IS NULL)
+    AND (coalesce(c.last_used_at, c.created_at) < now() - make_interval(days => $1)
+         OR (c.last_used_at IS NULL AND c.created_at < now() - interval '1 day'));

@@ -14,7 +14,8 @@ from lookout import errors
 from lookout.access import invoke, jobs
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.mcp import tools
+from lookout.mcp import bounds, tools
+from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +57,13 @@ async def call(
     except Exception:
         logger.exception("MCP tool %s failed", name, extra={"request_id": request_id})
         return failure(errors.LookoutError("Something went wrong on our side."), request_id)
-    return _from_outcome(outcome, services.settings.mcp_text_limit)
+    return _from_outcome(outcome, services.settings)
 
 
-def _from_outcome(outcome: invoke.Outcome, limit: int) -> mcp_types.CallToolResult:
+def _from_outcome(outcome: invoke.Outcome, settings: Settings) -> mcp_types.CallToolResult:
     meta = outcome.envelope()["meta"]
     data = outcome.data or {}
+    structured = data
     if outcome.status == 202:
         text = (
             f"This call is running as job {outcome.job_id} (status {data.get('status')}). "
@@ -69,12 +71,24 @@ def _from_outcome(outcome: invoke.Outcome, limit: int) -> mcp_types.CallToolResu
             '"wait_seconds" waits for it.'
         )
     else:
-        text = bounded(_json(data), limit, _rest_hint(outcome.job_id))
+        structured, cut = _bound(data, settings, outcome.job_id, rest=f"/v1/{outcome.verb}")
+        text = bounded(_json(data), settings.mcp_text_limit, _rest_hint(outcome.job_id, cut))
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=text)],
-        structured_content=data,
+        structured_content=structured,
         _meta={META_KEY: meta},
     )
+
+
+def _bound(
+    data: dict[str, Any], settings: Settings, job_id: str | None, *, rest: str
+) -> tuple[dict[str, Any], bool]:
+    """structuredContent within LOOKOUT_MCP_STRUCTURED_LIMIT, saying how to get the rest."""
+    if job_id:
+        whole = f"GET /v1/jobs/{job_id} (REST API, with an API key) returns it whole."
+    else:
+        whole = f"POST {rest.replace('.', '/')} (REST API, with an API key) returns it whole."
+    return bounds.bound(data, settings.mcp_structured_limit, f"{_NARROWER} {whole}")
 
 
 async def _jobs_get(
@@ -86,12 +100,14 @@ async def _jobs_get(
         job = await jobs.wait(services, job, float(wait_s))
     view = jobs.view(job)
     failed = job.finished and job.status != "succeeded"
-    text = bounded(_json(view), services.settings.mcp_text_limit, _rest_hint(str(job.id)))
+    settings = services.settings
+    structured, cut = _bound(view, settings, str(job.id), rest="")
+    text = bounded(_json(view), settings.mcp_text_limit, _rest_hint(str(job.id), cut))
     if failed:
         text = f"The job {job.status}: {jobs.job_error(job).message}\n\n{text}"
     return mcp_types.CallToolResult(
         content=[mcp_types.TextContent(type="text", text=text)],
-        structured_content=view,
+        structured_content=structured,
         is_error=failed,
     )
 
@@ -136,7 +152,12 @@ def bounded(text: str, limit: int, hint: str) -> str:
     return text[: max(0, limit - len(note))] + note
 
 
-def _rest_hint(job_id: str | None) -> str:
+def _rest_hint(job_id: str | None, structured_cut: bool = False) -> str:
+    if structured_cut:
+        return (
+            "structuredContent is shortened too (truncated: true); its truncation note says "
+            f"how to get the rest. {_NARROWER}"
+        )
     where = "The complete result is in structuredContent"
     if job_id:
         where += f", and {tools.JOBS_GET} with job_id {job_id} returns it again"

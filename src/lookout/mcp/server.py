@@ -19,7 +19,7 @@ import lookout
 from lookout import jsonin, textsafe
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.mcp import calls, tools
+from lookout.mcp import calls, scopes, tools
 
 SUPPORTED_VERSIONS = ("2025-06-18", "2025-11-25")
 # A request without MCP-Protocol-Version follows the rules of the version before the header.
@@ -51,6 +51,8 @@ class Context:
     principal: Principal
     request_id: str
     version: str
+    # What an OAuth-connected agent was allowed (access/oauth_models.SCOPES); None: an API key.
+    scopes: frozenset[str] | None = None
 
 
 def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
@@ -135,7 +137,8 @@ async def _ping(request: Any, ctx: Context) -> mcp_types.Result:
 async def _list_tools(request: Any, ctx: Context) -> mcp_types.Result:
     cursor = request.params.cursor if request.params else None
     try:
-        found, next_cursor = tools.page(cursor, ctx.services.settings.mcp_page_size)
+        size = ctx.services.settings.mcp_page_size
+        found, next_cursor = tools.page(cursor, size, lambda name: scopes.allows(ctx.scopes, name))
     except tools.BadCursor:
         message = "Invalid params: this cursor did not come from tools/list; start without one."
         raise RpcError(jsonrpc.INVALID_PARAMS, message) from None
@@ -144,6 +147,8 @@ async def _list_tools(request: Any, ctx: Context) -> mcp_types.Result:
 
 async def _call_tool(request: Any, ctx: Context) -> mcp_types.Result:
     params = request.params
+    if not scopes.allows(ctx.scopes, params.name) and tools.exists(params.name):
+        return calls.failure(scopes.refusal(params.name), ctx.request_id)
     try:
         return await calls.call(
             ctx.services, ctx.principal, params.name, params.arguments, request_id=ctx.request_id

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as mcp_types
@@ -75,8 +77,35 @@ def all_tools() -> list[mcp_types.Tool]:
     return [*(verb_tool(verb) for verb in registry.all_verbs()), jobs_tool()]
 
 
+# A result too large for the client says so (mcp/bounds.py); the output schemas allow it.
+TRUNCATION_PROPERTIES: dict[str, Any] = {
+    "truncated": {
+        "type": "boolean",
+        "description": "True when this result is not whole (see truncation).",
+    },
+    "truncation": {
+        "type": "object",
+        "description": "When the result was shortened to fit: how, and how to get the rest.",
+        "properties": {
+            "original_chars": {"type": "integer"},
+            "limit_chars": {"type": "integer"},
+            "strings_cut_to": {"type": "integer"},
+            "lists_cut_to": {"type": "integer"},
+            "how_to_get_the_rest": {"type": "string"},
+        },
+    },
+}
+
+
+def _may_be_cut(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = schema.setdefault("properties", {})
+    for name, spec in TRUNCATION_PROPERTIES.items():
+        properties.setdefault(name, spec)
+    return schema
+
+
 def verb_tool(verb: registry.Verb) -> mcp_types.Tool:
-    output = registry.output_json_schema(verb)
+    output = _may_be_cut(registry.output_json_schema(verb))
     if may_be_slow(verb):
         # A large call answers with the job it started instead of the output.
         output = {"type": "object", "anyOf": [output, JOB_SCHEMA]}
@@ -119,7 +148,7 @@ def jobs_tool() -> mcp_types.Tool:
             "wait_seconds waits for the job to finish (up to 30 s). Free."
         ),
         input_schema=_JOBS_GET_INPUT,
-        output_schema=JOB_SCHEMA,
+        output_schema=_may_be_cut(copy.deepcopy(JOB_SCHEMA)),
         annotations=mcp_types.ToolAnnotations(
             title="Get a job", read_only_hint=True, idempotent_hint=True, open_world_hint=False
         ),
@@ -130,9 +159,16 @@ class BadCursor(ValueError):
     """The cursor was not one this server handed out."""
 
 
-def page(cursor: str | None, size: int) -> tuple[list[mcp_types.Tool], str | None]:
-    """One page of tools and the cursor of the next (None on the last page)."""
-    tools = all_tools()
+def exists(name: str) -> bool:
+    return name == JOBS_GET or verb_for(name) is not None
+
+
+def page(
+    cursor: str | None, size: int, shown: Callable[[str], bool] = lambda name: True
+) -> tuple[list[mcp_types.Tool], str | None]:
+    """One page of the tools `shown` lets through and the cursor of the next (None on the last
+    page)."""
+    tools = [tool for tool in all_tools() if shown(tool.name)]
     start = _offset(cursor) if cursor else 0
     if start > len(tools):
         raise BadCursor(cursor)

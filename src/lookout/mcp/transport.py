@@ -14,7 +14,7 @@ from aiohttp import web
 from mcp.types import jsonrpc
 
 from lookout import appkeys, errors, middleware
-from lookout.access import auth
+from lookout.access import auth, oauth_tokens
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import server
@@ -52,7 +52,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 async def _post(request: web.Request) -> web.StreamResponse:
     _check_origin(request)
-    principal = await _authenticate(request)
+    principal, scopes = await _authenticate(request)
     version = _protocol_version(request)
     _check_content_type(request)
     _check_accept(request)
@@ -67,6 +67,7 @@ async def _post(request: web.Request) -> web.StreamResponse:
         principal=principal,
         request_id=middleware.request_id(request),
         version=version,
+        scopes=scopes,
     )
     status, body = await server.answer(message, ctx)
     return web.json_response(body, status=status)
@@ -79,15 +80,20 @@ def _check_origin(request: web.Request) -> None:
         raise Refused(403, f"Origin {origin} is not allowed to use this MCP endpoint.")
 
 
-async def _authenticate(request: web.Request) -> Principal:
+async def _authenticate(request: web.Request) -> tuple[Principal, frozenset[str] | None]:
+    """The caller and, for an OAuth access token, the scopes it was granted (None: a key)."""
     challenge = f'Bearer resource_metadata="{metadata_url(request)}"'
+    db, usage = request.app[appkeys.DB], request.app[appkeys.KEY_USAGE]
     try:
         token = auth.bearer_token(request)
         if token is None:
-            raise errors.Unauthenticated("Send a Lookout API key: 'Authorization: Bearer lk_...'.")
-        return await auth.key_principal(
-            request.app[appkeys.DB], request.app[appkeys.KEY_USAGE], token
-        )
+            raise errors.Unauthenticated(
+                "Sign in (OAuth) or send a Lookout API key: 'Authorization: Bearer lk_...'."
+            )
+        if oauth_tokens.is_access_token(token):
+            found = await oauth_tokens.bearer(db, usage, token, base_url(request) + PATH)
+            return found.principal, found.scopes
+        return await auth.key_principal(db, usage, token), None
     except errors.Unauthenticated as exc:
         if "Authorization" in request.headers:
             challenge += ', error="invalid_token"'
@@ -137,11 +143,13 @@ def metadata_url(request: web.Request) -> str:
 
 
 def resource_metadata(request: web.Request) -> dict[str, Any]:
-    """RFC 9728 protected resource metadata: Lookout issues the tokens (its API keys)."""
+    """RFC 9728 protected resource metadata: Lookout's own authorization server (at the same
+    base URL, routes/oauth.py) issues the tokens, besides its API keys."""
     base = base_url(request)
     return {
         "resource": base + PATH,
         "authorization_servers": [base],
+        "scopes_supported": ["verbs:read", "jobs:read"],
         "bearer_methods_supported": ["header"],
         "resource_name": "Lookout",
         "resource_documentation": base + "/v1/docs",

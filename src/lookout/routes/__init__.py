@@ -18,6 +18,7 @@ from lookout.routes import (
     mcp,
     metrics,
     notifications,
+    oauth,
     page,
     verbs,
 )
@@ -57,6 +58,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_route("*", "/mcp", mcp.endpoint)
     app.router.add_get("/.well-known/oauth-protected-resource", mcp.resource_metadata)
     app.router.add_get("/.well-known/oauth-protected-resource/mcp", mcp.resource_metadata)
+    oauth.setup(app, site.index)  # its authorization server (OAuth 2.1), consent and agents
     app.router.add_get("/api/workspaces/{ws}/mcp-connectors", connectors.list_connectors)
     app.router.add_post("/api/workspaces/{ws}/mcp-connectors", connectors.create_connector)
     app.router.add_delete(

@@ -10,6 +10,7 @@ from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
 from lookout.schema import accounts, chats, connectors, responses, watches
+from lookout.schema import oauth as oauth_schema
 from lookout.schema.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
 
 TAGS = [
@@ -22,12 +23,20 @@ TAGS = [
     {"name": "notifications", "description": "Where watches send what changed"},
     {"name": "chats", "description": "Chats, their messages and their live streams"},
     {"name": "watches", "description": "Chats re-asked on a schedule"},
+    {"name": "oauth", "description": "Agents connected over OAuth 2.1 (MCP): consent and revoke"},
 ]
+# An OAuth authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707), as the client sent it.
+_AUTHORIZATION_QUERY = [
+    {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+    for name in ("response_type", "client_id", "redirect_uri", "state", "scope",
+                 "code_challenge", "code_challenge_method", "resource")
+]  # fmt: skip
 
 _JOB_ID, _WS, _KEY_ID = path_param("job_id"), path_param("ws"), path_param("key_id")
 _CHAT_ID, _WATCH_ID = path_param("chat_id"), path_param("automation_id")
 _CONNECTOR_ID, _TARGET_ID = path_param("connector_id"), path_param("target_id")
 _INVITE_ID, _RUN_ID = path_param("invite_id"), path_param("run_id")
+_GRANT_ID = path_param("grant_id")
 _LIMIT = number("limit", "At most this many (default 50)", least=1, most=chat_pages.MAX_PAGE)
 _LAST_EVENT_ID = {
     "name": "Last-Event-ID",
@@ -112,6 +121,32 @@ def _workspace() -> dict[str, dict[str, Any]]:
                 tag="keys", status="201", body=accounts.NewInviteSchema,
                 data=accounts.CreatedInviteSchema,
             ),
+        },
+        # OAuth 2.1 for MCP connectors: the consent page's API and the connected agents (the
+        # authorization server's own endpoints are in /.well-known/oauth-authorization-server).
+        "/api/oauth/authorize": {
+            "get": plain(
+                "oauth_consent_get", "What an authorization request (its query, as sent to "
+                "/authorize) asks the signed-in person: the client, the scopes, their workspaces",
+                tag="oauth", secured=False, parameters=tuple(_AUTHORIZATION_QUERY),
+                data=responses.Consent,
+            ),
+            "post": plain(
+                "oauth_consent_decide",
+                "Allow or deny an authorization request; answers where to send the browser",
+                tag="oauth", secured=False, body=oauth_schema.DecisionSchema,
+                data=responses.ConsentDecision,
+            ),
+        },
+        "/api/workspaces/{ws}/oauth-agents": {
+            "parameters": [_WS],
+            "get": plain("oauth_agents_list", "List the agents connected to the workspace over "
+                         "OAuth", tag="oauth", data=responses.AgentList),
+        },
+        "/api/workspaces/{ws}/oauth-agents/{grant_id}": {
+            "parameters": [_WS, _GRANT_ID],
+            "delete": plain("oauth_agents_revoke", "Revoke a connected agent (its tokens stop "
+                            "working at once)", tag="oauth", data=responses.RevokedAgent),
         },
         invites + "/{invite_id}": {
             "parameters": [_WS, _INVITE_ID],

@@ -10,6 +10,7 @@ from marshmallow import RAISE, Schema, fields
 
 from lookout.notify import schema as notify_schema
 from lookout.schema import accounts, connectors
+from lookout.schema import oauth as oauth_schema
 from lookout.schema import watches as watch_schemas
 
 
@@ -297,3 +298,51 @@ class VerbInfo(_Out):
 
 class VerbList(_Out):
     verbs = fields.List(fields.Nested(VerbInfo), required=True)
+
+
+class ConsentClient(_Out):
+    id = _text()
+    name = _text(nullable=True)
+    uri = _text(nullable=True)
+    verified_by_url = fields.Boolean(
+        required=True, metadata={"description": "Its client id is a metadata document's URL"}
+    )
+
+
+class ConsentScope(_Out):
+    name = _text()
+    description = _text()
+
+
+class ConsentUser(_Out):
+    email = _text()
+
+
+class ConsentWorkspace(_Out):
+    id = _text()
+    name = _text()
+    role = _text()
+
+
+class Consent(_Out):
+    """What an authorization request asks of the signed-in person."""
+
+    client = fields.Nested(ConsentClient, required=True)
+    redirect_host = _text()
+    resource = _text()
+    scopes = fields.List(fields.Nested(ConsentScope), required=True)
+    user = fields.Nested(ConsentUser, required=True)
+    workspaces = fields.List(fields.Nested(ConsentWorkspace), required=True)
+
+
+class ConsentDecision(_Out):
+    redirect_to = _text(description="Where to send the browser (the client's redirect URI)")
+    allowed = fields.Boolean(required=True)
+
+
+class AgentList(_Out):
+    agents = fields.List(fields.Nested(oauth_schema.GrantSchema), required=True)
+
+
+class RevokedAgent(_Out):
+    agent = fields.Nested(oauth_schema.GrantSchema, required=True)

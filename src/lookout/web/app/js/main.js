@@ -4,6 +4,7 @@
 import { onSignedOut } from "./api.js";
 import { renderAuth } from "./auth.js";
 import { ChatView } from "./chat.js";
+import { isConsent, renderConsent } from "./consent.js";
 import { h, replace } from "./dom.js";
 import { renderSettings } from "./settings.js";
 import { renderShell } from "./shell.js";
@@ -87,6 +88,11 @@ onSignedOut(() => {
 });
 
 async function start() {
+  if (isConsent()) {
+    // The OAuth consent step: sign in first when needed, then answer the client.
+    await renderConsent(root, (then) => renderAuth(root, then));
+    return;
+  }
   try {
     await signedIn();
   } catch (error) {

@@ -1,6 +1,7 @@
 // Settings: API keys, usage, MCP connectors, how to connect an agent over MCP, invites (owners)
 // and the account (sign out everywhere).
 
+import { agentsSection } from "./agents.js";
 import { ApiError, del, get, patch, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
 import { canEdit, state } from "./state.js";
@@ -422,6 +423,7 @@ function agentSection() {
   draw();
   return [section("Connect an agent", "agent-heading",
     h("p", { class: "meta" }, "Claude, Cursor, VS Code and other MCP clients can use Lookout’s verbs (read pages, find pages, places and reviews) over the remote MCP server, paid from this workspace’s credits."),
+    h("p", { class: "meta" }, "Claude.ai, Claude Desktop and ChatGPT: add a custom connector with this URL and no key; they open a Lookout page where you sign in, pick the workspace and allow it."),
     body), draw];
 }
 
@@ -430,7 +432,7 @@ export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
   const owner = state.me.workspace.role === "owner" && state.me.user;
-  const sections = [keysSection(redrawAgent), usageSection(), connectorsSection(), agent,
+  const sections = [keysSection(redrawAgent), usageSection(), agentsSection(), connectorsSection(), agent,
     owner ? invitesSection() : null, state.me.user ? accountSection() : null].filter(Boolean);
   const jump = (target) => () => {
     target.scrollIntoView({ block: "start" });
