@@ -21,7 +21,14 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, llm_guard, llm_watch, looks, passages, planner_rules, router, tools
+from lookout.agent import (
+    llm_guard,
+    llm_watch,
+    looks,
+    passages,
+    router,
+    tools,
+)
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts

@@ -8,7 +8,16 @@ from typing import Any
 
 from lookout import errors
 from lookout.agent import (
-    answers, changes, comparing, fields, judging, latest, looks, reading, router, setup, tools,
+    answers,
+    comparing,
+    fields,
+    judging,
+    latest,
+    looks,
+    reading,
+    router,
+    setup,
+    tools,
     watch_controls,
 )
 from lookout.agent.context import TurnContext
@@ -116,7 +125,7 @@ async def respond(
 
 async def propose_watch(text: str, route: router.Route, ctx: TurnContext, reply: Reply) -> None:
     """Read the page once and propose the watch (sample → propose; agent.setup)."""
-    await scrape(list(route.urls), ctx, reply, structured=True)
+    await scrape(list(route.urls), text, ctx, reply, structured=True)
     page = reply.scraped[0] if reply.scraped else None
     proposed = setup.propose(text, route, page, ctx)
     await ctx.emit({"type": "data-watch-proposal", "data": proposed.part})

@@ -17,7 +17,6 @@ from lookout.capabilities import registry
 from lookout.schema import openapi_ops as ops
 from lookout.schema import openapi_paths, responses
 
-
 _IDEMPOTENCY_HELP = (
     "Retry safely: the first answer to a key is stored for 24 hours and a repeat of the same "
     "request (same method, path and body) with the same key gets that answer again (header "
