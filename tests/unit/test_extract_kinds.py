@@ -160,6 +160,7 @@ def test_metadata_is_what_the_page_states() -> None:
         "canonical_url": "https://news.example/2024/05/river-levels",
         "published_at": "2024-05-02T07:30:00+01:00",
         "modified_at": "2024-05-02T11:05:00+01:00",
+        "author": None,  # the byline is text, not a stated author
     }
     assert _read("table_only").metadata == {
         "title": "Exchange rates",
@@ -168,6 +169,7 @@ def test_metadata_is_what_the_page_states() -> None:
         "canonical_url": None,
         "published_at": None,
         "modified_at": None,
+        "author": None,
     }
 
 
@@ -224,3 +226,16 @@ def test_a_page_of_100000_elements_is_read_without_trafilatura() -> None:
     text = read.text or ""
     assert "item 0\t0 EUR" in text and "item 49999\t49999 EUR" in text
     assert "Home" not in text
+
+
+def test_the_author_a_page_states_in_meta_or_json_ld() -> None:
+    meta = b'<html><head><meta name="author" content="Maria Okafor"></head><body><p>x</p></body>'
+    ld = (
+        b'<html><head><script type="application/ld+json">{"@type": "NewsArticle", "author": '
+        b'[{"@type": "Person", "name": "Ana Lima"}, {"name": "Jo Ng"}]}</script></head>'
+        b"<body><p>x</p></body></html>"
+    )
+    profile = b'<html><head><meta name="author" content="https://x.example/u/1"></head></html>'
+    assert extract.extract(meta, url="https://a.example/").metadata["author"] == "Maria Okafor"
+    assert extract.extract(ld, url="https://a.example/").metadata["author"] == "Ana Lima, Jo Ng"
+    assert extract.extract(profile, url="https://a.example/").metadata["author"] is None

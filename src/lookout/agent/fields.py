@@ -108,6 +108,8 @@ def structured(field: str, page: dict[str, Any]) -> str | None:
     if field == "date":
         stated = about.get("published_at") or about.get("modified_at")
         return str(stated)[:10] if stated else None
+    if field == "author":
+        return about.get("author")
     return None
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -127,10 +128,17 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+def _fold(text: str) -> str:
+    """Accents off ("Tiramisù" matches "tiramisu"), ligatures and widths folded."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _tokenize(texts: list[str]) -> Any:
     import bm25s  # numpy is loaded only when a question is ranked
 
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer().stemWords, show_progress=False)
+    folded = [_fold(text) for text in texts]
+    return bm25s.tokenize(folded, stopwords="en", stemmer=_stemmer().stemWords, show_progress=False)
 
 
 def has_terms(question: str) -> bool:

@@ -1,4 +1,4 @@
-"""What a page says about itself: title, description, language, canonical URL, dates.
+"""What a page says about itself: title, description, language, canonical URL, dates, author.
 
 Read from the parsed page (lexbor) before anything is dropped: <title>, <meta> (name, property,
 itemprop, http-equiv), <link rel=canonical>, <html lang> and schema.org JSON-LD. Nothing here is
@@ -22,7 +22,10 @@ MAX_SHORT = 64  # a language tag or a timestamp
 MAX_JSON_LD = 200_000  # bytes of one JSON-LD block worth reading
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$")
 _PUBLISHED = ("article:published_time", "datePublished", "date", "dc.date", "DC.date.issued")
-KEYS = ("title", "description", "language", "canonical_url", "published_at", "modified_at")
+KEYS = ("title", "description", "language", "canonical_url", "published_at", "modified_at",
+        "author")  # fmt: skip
+_AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
+MAX_AUTHOR = 200
 _MODIFIED = ("article:modified_time", "og:updated_time", "dateModified", "last-modified")
 
 
@@ -44,7 +47,17 @@ def read(tree: LexborHTMLParser, url: str) -> dict[str, str | None]:
         "canonical_url": _canonical(tree, url, metas),
         "published_at": _date([metas.get(k.lower()) for k in _PUBLISHED] + [ld.get("published")]),
         "modified_at": _date([metas.get(k.lower()) for k in _MODIFIED] + [ld.get("modified")]),
+        "author": _author([metas.get(k.lower()) for k in _AUTHOR] + [ld.get("author")]),
     }
+
+
+def _author(candidates: list[str | None]) -> str | None:
+    """The first stated author that is a name, not a profile URL."""
+    for candidate in candidates:
+        name = clip(candidate, MAX_AUTHOR)
+        if name and "://" not in name:
+            return name
+    return None
 
 
 def empty() -> dict[str, str | None]:
@@ -130,13 +143,25 @@ def kinds(tree: LexborHTMLParser) -> frozenset[str]:
 
 
 def _json_ld(tree: LexborHTMLParser) -> dict[str, str]:
-    """datePublished / dateModified of the page's schema.org objects, first found wins."""
+    """datePublished / dateModified / author of the page's schema.org objects, first wins."""
     found: dict[str, str] = {}
     for item in _ld_objects(tree):
         for key, name in (("datePublished", "published"), ("dateModified", "modified")):
             if isinstance(item.get(key), str):
                 found.setdefault(name, item[key])
+        if (author := _ld_author(item.get("author"))) is not None:
+            found.setdefault("author", author)
     return found
+
+
+def _ld_author(value: Any) -> str | None:
+    """schema.org `author`: a name, a Person/Organization object, or a list of them."""
+    if isinstance(value, list):
+        names = [name for item in value[:5] if (name := _ld_author(item))]
+        return ", ".join(names) or None
+    if isinstance(value, dict):
+        value = value.get("name")
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _ld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:

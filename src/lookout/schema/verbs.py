@@ -113,6 +113,7 @@ class PageMetadataSchema(StrictSchema):
     modified_at = bounded_str(
         64, "When the page says it was last modified (ISO 8601, as stated).", allow_none=True
     )
+    author = bounded_str(200, "Who the page says wrote it (meta author, JSON-LD).", allow_none=True)
 
 
 class PageDataSchema(StrictSchema):
