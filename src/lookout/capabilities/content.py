@@ -2,38 +2,42 @@
 
 Measured on tests/corpus/articles (181 real news and blog pages with hand-made ground truth, the
 shingle metric of Zyte's article-extraction benchmark; bench/extract.py), CPU per page on this
-machine (shared, noisy: trafilatura's own default is the baseline of each run):
+machine (2 shared cores, noisy: compare with trafilatura's default, measured in each run):
 
-    what                                             F1     precision  recall  CPU ms/page
-    the selectors + class-word list this replaces    0.761  0.674      0.873    2.7
-    trafilatura 2.3 default (with its fallbacks)     0.960  0.942      0.978   15-21
-    trafilatura fast=True (no fallback)              0.962  0.946      0.979   12-14
-    trafilatura fast, favor_precision                0.946  0.947      0.946   10.6
-    trafilatura fast, favor_recall                   0.959  0.941      0.978   11.9
-    lexbor drops script/style/svg..., then trafilatura fast     0.962  0.946  0.979   8.9-9.9
-    resiliparse 2.0 main_content                     0.898  0.830      0.979    1.2
+    what (output scored as text)                         F1     precision  recall  CPU ms/page
+    selectors + class-word list (what this replaced)     0.761  0.674      0.873     2.7
+    trafilatura 2.3 default (with its fallbacks)         0.960  0.942      0.978    15-21
+    trafilatura fast=True (no fallback)                  0.962  0.946      0.979    12-14
+    trafilatura fast, favor_precision                    0.946  0.947      0.946    10.6
+    trafilatura fast, favor_recall                       0.959  0.941      0.978    11.9
+    lexbor drops scripts, styles, svg..., trafilatura fast   0.962  0.946  0.979     8.9-9.9
+      ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
+    resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
+    the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
+    this module, as extract() runs it for web.scrape     0.951  0.928      0.975   0.70x trafilatura
 
-So trafilatura in fast mode is read from a page that lexbor has already stripped of what is never
-content (it then parses a fraction of the bytes): the same F1 as its default for about half the
-CPU, as text. Lookout asks it for HTML (links, images, tables, formatting kept: 0.944-0.958 F1 as
-text, images being what costs) and converts that with html-to-markdown; whole extract() as
-web.scrape runs it (metadata, links, markdown and text): F1 0.951 (precision 0.928, recall 0.975)
-at 0.88-0.98x trafilatura default's CPU in the runs of bench/extract.py so far, not yet half.
+So trafilatura runs in fast mode on a page lexbor has stripped of what is never content and of
+what HTML marks as chrome (it parses a fraction of the bytes), through bare_extraction and its
+own HTML conversion (extract() also fingerprints the text: 21 % of its time on bench/corpus.py),
+without a URL (resolving links through courlan was 8 %; html-to-markdown resolves them). Links
+and images are asked for because the markdown keeps them (the text leaves images out). Removing
+headers and footers before trafilatura cost 0.004 F1 (it reads them to place the article): they
+go after.
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
-calendar) or, finding no article, falls back to the whole page, navigation included, with tables
-flattened; resiliparse drops every item of a search-result listing. So the page's *region* is
-computed too: the single <main> / [role=main] / <article> if there is one, else the body, with
-what HTML itself marks as chrome removed (nav, aside, header and footer outside the content,
-ARIA landmarks banner / navigation / contentinfo / complementary / search, dialogs, form
-controls, hidden elements). No class or id word decides anything. The region wins when
-trafilatura kept under half of it and no paragraph of prose (PROSE_WORDS: a product, a calendar)
-or all of it (it fell back to the whole page); a page that says it is an article (og:type,
-schema.org @type) takes trafilatura's, one that says it is a product, event, listing, menu...
-takes its region without running trafilatura. A word-count rule alone (fewer than 100 words)
-misfired on three short real articles (F1 0.940). On the 181 articles 180 take trafilatura's
-and 1 its region; bench/extract.py prints the count.
+calendar) or, finding no article, falls back to the page's whole text as one paragraph, nav
+included, tables flattened; resiliparse drops every item of a search-result listing. So the
+page's *region* is computed too: the single <main> / [role=main] / <article> if there is one,
+else the body, without what HTML itself marks as chrome (nav, aside, header and footer outside
+an article or main, ARIA landmarks banner / navigation / contentinfo / complementary / search,
+dialogs, form controls, hidden elements, 1-pixel images). No class or id word decides anything.
+The region wins when trafilatura fell back to the whole page, or kept under half of the region
+and no paragraph of prose (PROSE_WORDS: a product, a calendar). A page that says it is an article
+(og:type, schema.org @type) takes trafilatura's; one that says it is a product, event, listing,
+menu... takes its region without running trafilatura. A word-count rule instead (fewer than 100
+words kept) misfired on three short real articles (F1 0.940). On the 181 articles, 180 take
+trafilatura's and 1 its region (bench/extract.py prints the count).
 
 Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
 minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested

@@ -91,7 +91,7 @@ def outline(
     content.check_nesting(document)
     tree = LexborHTMLParser(document)
     found = links.page_links(tree, links.base_url(tree, url), MAX_LINKS)
-    metas = metadata.metas(tree)
+    metas = metadata.meta_values(tree)
     title, description = metadata.title(tree, metas), metadata.description(metas)
     if description is None:
         _drop(tree, content.JUNK)
