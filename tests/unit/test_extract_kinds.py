@@ -217,6 +217,12 @@ def test_a_deeply_nested_page_is_refused_with_a_clear_error() -> None:
         extract.extract(page.encode(), url=URL)
 
 
+def test_stray_end_tags_do_not_hide_deep_nesting() -> None:
+    page = "<html><body>" + "<div></b>" * 6000 + "deep"
+    with pytest.raises(content.TooComplex):
+        extract.extract(page.encode(), url=URL)
+
+
 def test_a_page_nested_deeply_but_within_the_bound_is_read() -> None:
     page = "<html><body><main>" + "<div>" * 4000 + "<p>Still here.</p>" + "</div>" * 4000
     read = extract.extract((page + "<p>After the nest.</p></main></body></html>").encode(), url=URL)

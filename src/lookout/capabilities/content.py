@@ -47,6 +47,7 @@ trafilatura and is read as its region (linear: 0.5 s for 2 MB and 200,000 elemen
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from typing import Literal
@@ -57,7 +58,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from trafilatura import htmlprocessing
 
 # Chromium's parser stops nesting at 512, no real page comes near; lexbor spends 25 ms on a page
-# nested 5,000 deep (0.6 s at 20,000), and a page with fewer than 10,000 tags needs no scan.
+# nested 5,000 deep (0.6 s at 20,000), and a page of fewer tags than that needs no scan.
 MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
@@ -156,20 +157,25 @@ class TooComplex(Exception):
 
 
 def check_nesting(document: str) -> None:
-    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep (an upper bound
-    from the tags alone, counted before any parser sees the page)."""
-    if document.count("<") < 2 * MAX_DEPTH:
+    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep, as a parser would
+    nest them (an end tag closes up to its open element; a stray one closes nothing), counted
+    from the tags alone before any parser sees the page."""
+    if document.count("<") <= MAX_DEPTH:
         return  # too few tags to nest that deep
-    depth = 0
+    stack: list[str] = []
+    opened: collections.Counter[str] = collections.Counter()
     for name, self_closing in _TAG.findall(document.lower()):
         if self_closing or name.lstrip("/") in _FLAT:
             continue
-        if name[0] == "/":
-            depth = depth - 1 if depth else 0
-            continue
-        depth += 1
-        if depth > MAX_DEPTH:
-            raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+        if name[0] != "/":
+            stack.append(name)
+            opened[name] += 1
+            if len(stack) > MAX_DEPTH:
+                raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+        elif opened[name[1:]]:
+            while (top := stack.pop()) != name[1:]:
+                opened[top] -= 1
+            opened[top] -= 1
 
 
 def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
