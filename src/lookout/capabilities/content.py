@@ -178,19 +178,21 @@ def check_nesting(document: str) -> None:
             opened[top] -= 1
 
 
-def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
-    """The HTML of the page's own content and which path found it. `tree` is pruned of JUNK
-    already; chrome is removed from it in place. `kinds`: what the page says it is."""
+def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, str, Path]:
+    """(HTML, text) of the page's own content and which path found it. `tree` is pruned of
+    JUNK already; chrome is removed from it in place. `kinds`: what the page says it is. The
+    text joins text nodes with nothing between them: wrapping or splitting elements (markup
+    only) cannot change it, a change of the words does."""
     declared = _declared(kinds)
     small = len(tree.css("*")) <= MAX_ELEMENTS
     drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
     found = _trafilatura(tree.html or "") if small and declared != "other" else None
     if found is not None and declared == "article" and found.words > 0:
-        return found.html, "article"  # the page says it is one: no region needed
+        return found.html, found.text, "article"  # the page says it is one: no region needed
     region = region_of(tree)
     if found is None or not _prefer_article(found, region):
-        return _html(region), "region"
-    return found.html, "article"
+        return _html(region), _text(region), "region"
+    return found.html, found.text, "article"
 
 
 def _declared(kinds: frozenset[str]) -> str | None:
@@ -212,9 +214,9 @@ def _prefer_article(article: Article, region: LexborNode | None) -> bool:
     return article.longest_block >= PROSE_WORDS or 2 * kept >= available
 
 
-def page_html(tree: LexborHTMLParser) -> str:
-    """The whole body (JUNK already gone): only_main_content=false."""
-    return _html(tree.body)
+def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
+    """(HTML, text) of the whole body (JUNK already gone): only_main_content=false."""
+    return _html(tree.body), _text(tree.body)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,6 +224,7 @@ class Article:
     """What trafilatura took for the page's article."""
 
     html: str
+    text: str
     words: int
     longest_block: int  # words in the longest line of a paragraph or list item
     whole_page: bool  # trafilatura found no article and gave the page's text as one <p>
@@ -252,13 +255,14 @@ def _trafilatura(source: str) -> Article | None:
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
     words = _words(" ".join(html.itertext()))
+    text = "".join(html.itertext())
     # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
     # per text node, which is no paragraph of prose.
     blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
     longest = max((_words(line) for block in blocks for line in block.split("\n")), default=0)
     parts = list(html[0]) if len(html) else []  # html > body > blocks
     whole_page = len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
-    return Article(etree.tostring(html, encoding="unicode"), words, longest, whole_page)
+    return Article(etree.tostring(html, encoding="unicode"), text, words, longest, whole_page)
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:
@@ -296,6 +300,10 @@ def _inside_content(node: LexborNode) -> bool:
 
 def _words(text: str) -> int:
     return len(_WORD.findall(text))
+
+
+def _text(node: LexborNode | None) -> str:
+    return node.text(separator="") if node is not None else ""
 
 
 def _html(node: LexborNode | None) -> str:
