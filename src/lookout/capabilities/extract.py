@@ -61,7 +61,8 @@ def extract(
     about, kinds = metadata.read(tree, base), metadata.kinds(tree)
     _drop(tree, content.JUNK)
     if only_main_content:
-        main, words, _ = content.main_html(tree, kinds)
+        tags = document.count("<") - document.count("</")
+        main, words, _ = content.main_html(tree, kinds, tags=tags)
     else:
         main, words = content.page_html(tree)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
