@@ -20,9 +20,10 @@ So trafilatura runs in fast mode on a page lexbor has stripped of what is never 
 what HTML marks as chrome (it parses a fraction of the bytes), through bare_extraction and its
 own HTML conversion (extract() also fingerprints the text: 21 % of its time on bench/corpus.py),
 without a URL (resolving links through courlan was 8 %; html-to-markdown resolves them). Links
-and images are asked for because the markdown keeps them (the text leaves images out). Removing
-headers and footers before trafilatura cost 0.004 F1 (it reads them to place the article): they
-go after.
+and images are asked for because the markdown keeps them (the text leaves images out); with
+images trafilatura also keeps figures and their captions, which the benchmark's truth leaves out:
+without them F1 is 0.958 (precision 0.941). Removing headers and footers before trafilatura cost
+0.004 F1 (it reads them to place the article): they go after.
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
