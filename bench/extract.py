@@ -69,9 +69,9 @@ def paths(pages: list[tuple[str, bytes, str]]) -> collections.Counter[str]:
     counted: collections.Counter[str] = collections.Counter()
     original = content.main_html
 
-    def spy(*args: object, **kwargs: object) -> tuple[str, content.Path]:
+    def spy(*args: object, **kwargs: object) -> tuple[str, str, content.Path]:
         found = original(*args, **kwargs)  # type: ignore[arg-type]
-        counted[found[1]] += 1
+        counted[found[2]] += 1
         return found
 
     content.main_html = spy  # type: ignore[assignment]

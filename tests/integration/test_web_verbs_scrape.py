@@ -182,3 +182,19 @@ async def test_a_cancelled_job_stops_before_fetching(
     output, _ = await _scrape({"url": str(server.make_url("/"))}, cancelled=cancelled)
     assert output["pages"][0]["error"]["code"] == "cancelled"
     assert pages.hits == []
+
+
+async def test_a_page_too_deeply_nested_fails_alone_with_a_clear_error(
+    site: tuple[webpages.Site, TestServer],
+) -> None:
+    pages, server = site
+    pages.add("/deep.html", "<html><body>" + "<div>" * 20_000 + "x" + "</div>" * 20_000)
+    pages.add("/news/budget.html", STORY)
+    urls = [str(server.make_url("/deep.html")), str(server.make_url("/news/budget.html"))]
+    output, _ = await _scrape({"urls": urls})
+    deep, story = output["pages"]
+    assert deep["error"]["code"] == "fetch_failed"
+    assert "nests elements more than 5000 deep" in deep["error"]["message"]
+    assert deep["markdown"] is None and deep["metadata"] is None
+    assert story["error"] is None and "Council approves budget" in story["markdown"]
+    assert story["metadata"]["title"] == "Council approves budget"

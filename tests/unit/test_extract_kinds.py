@@ -215,8 +215,20 @@ def test_the_hash_is_blind_to_markup_and_sees_content(kind: str, before: str, af
 
 def test_a_deeply_nested_page_is_refused_with_a_clear_error() -> None:
     page = "<html><body>" + "<div>" * 200_000 + "deep" + "</div>" * 200_000 + "</body></html>"
-    with pytest.raises(content.TooComplex, match="more than 1000 deep"):
+    with pytest.raises(content.TooComplex, match="more than 5000 deep"):
         extract.extract(page.encode(), url=URL)
+
+
+def test_stray_end_tags_do_not_hide_deep_nesting() -> None:
+    page = "<html><body>" + "<div></b>" * 6000 + "deep"
+    with pytest.raises(content.TooComplex):
+        extract.extract(page.encode(), url=URL)
+
+
+def test_a_page_nested_deeply_but_within_the_bound_is_read() -> None:
+    page = "<html><body><main>" + "<div>" * 4000 + "<p>Still here.</p>" + "</div>" * 4000
+    read = extract.extract((page + "<p>After the nest.</p></main></body></html>").encode(), url=URL)
+    assert "After the nest." in (read.markdown or "")
 
 
 def test_a_page_of_100000_elements_is_read_without_trafilatura() -> None:

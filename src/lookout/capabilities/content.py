@@ -2,38 +2,43 @@
 
 Measured on tests/corpus/articles (181 real news and blog pages with hand-made ground truth, the
 shingle metric of Zyte's article-extraction benchmark; bench/extract.py), CPU per page on this
-machine (shared, noisy: trafilatura's own default is the baseline of each run):
+machine (2 shared cores, noisy: compare with trafilatura's default, measured in each run):
 
-    what                                             F1     precision  recall  CPU ms/page
-    the selectors + class-word list this replaces    0.761  0.674      0.873    2.7
-    trafilatura 2.3 default (with its fallbacks)     0.960  0.942      0.978   15-21
-    trafilatura fast=True (no fallback)              0.962  0.946      0.979   12-14
-    trafilatura fast, favor_precision                0.946  0.947      0.946   10.6
-    trafilatura fast, favor_recall                   0.959  0.941      0.978   11.9
-    lexbor drops script/style/svg..., then trafilatura fast     0.962  0.946  0.979   8.9-9.9
-    resiliparse 2.0 main_content                     0.898  0.830      0.979    1.2
+    what (output scored as text)                         F1     precision  recall  CPU ms/page
+    selectors + class-word list (what this replaced)     0.761  0.674      0.873     2.7
+    trafilatura 2.3 default (with its fallbacks)         0.960  0.942      0.978    15-21
+    trafilatura fast=True (no fallback)                  0.962  0.946      0.979    12-14
+    trafilatura fast, favor_precision                    0.946  0.947      0.946    10.6
+    trafilatura fast, favor_recall                       0.959  0.941      0.978    11.9
+    lexbor drops scripts, styles, svg..., trafilatura fast   0.962  0.946  0.979     8.9-9.9
+      ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
+    resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
+    the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
+    this module, as extract() runs it for web.scrape     0.951  0.928      0.975   0.70x trafilatura
 
-So trafilatura in fast mode is read from a page that lexbor has already stripped of what is never
-content (it then parses a fraction of the bytes): the same F1 as its default for about half the
-CPU, as text. Lookout asks it for HTML (links, images, tables, formatting kept: 0.944-0.958 F1 as
-text, images being what costs) and converts that with html-to-markdown; whole extract() as
-web.scrape runs it (metadata, links, markdown and text): F1 0.951 (precision 0.928, recall 0.975)
-at 0.88-0.98x trafilatura default's CPU in the runs of bench/extract.py so far, not yet half.
+So trafilatura runs in fast mode on a page lexbor has stripped of what is never content and of
+what HTML marks as chrome (it parses a fraction of the bytes), through bare_extraction and its
+own HTML conversion (extract() also fingerprints the text: 21 % of its time on bench/corpus.py),
+without a URL (resolving links through courlan was 8 %; html-to-markdown resolves them). Links
+and images are asked for because the markdown keeps them (the text leaves images out); with
+images trafilatura also keeps figures and their captions, which the benchmark's truth leaves out:
+without them F1 is 0.958 (precision 0.941). Removing headers and footers before trafilatura cost
+0.004 F1 (it reads them to place the article): they go after.
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
-calendar) or, finding no article, falls back to the whole page, navigation included, with tables
-flattened; resiliparse drops every item of a search-result listing. So the page's *region* is
-computed too: the single <main> / [role=main] / <article> if there is one, else the body, with
-what HTML itself marks as chrome removed (nav, aside, header and footer outside the content,
-ARIA landmarks banner / navigation / contentinfo / complementary / search, dialogs, form
-controls, hidden elements). No class or id word decides anything. The region wins when
-trafilatura kept under half of it and no paragraph of prose (PROSE_WORDS: a product, a calendar)
-or all of it (it fell back to the whole page); a page that says it is an article (og:type,
-schema.org @type) takes trafilatura's, one that says it is a product, event, listing, menu...
-takes its region without running trafilatura. A word-count rule alone (fewer than 100 words)
-misfired on three short real articles (F1 0.940). On the 181 articles 180 take trafilatura's
-and 1 its region; bench/extract.py prints the count.
+calendar) or, finding no article, falls back to the page's whole text as one paragraph, nav
+included, tables flattened; resiliparse drops every item of a search-result listing. So the
+page's *region* is computed too: the single <main> / [role=main] / <article> if there is one,
+else the body, without what HTML itself marks as chrome (nav, aside, header and footer outside
+an article or main, ARIA landmarks banner / navigation / contentinfo / complementary / search,
+dialogs, form controls, hidden elements, 1-pixel images). No class or id word decides anything.
+The region wins when trafilatura fell back to the whole page, or kept under half of the region
+and no paragraph of prose (PROSE_WORDS: a product, a calendar). A page that says it is an article
+(og:type, schema.org @type) takes trafilatura's; one that says it is a product, event, listing,
+menu... takes its region without running trafilatura. A word-count rule instead (fewer than 100
+words kept) misfired on three short real articles (F1 0.940). On the 181 articles, 180 take
+trafilatura's and 1 its region (bench/extract.py prints the count).
 
 Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
 minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
@@ -43,6 +48,7 @@ trafilatura and is read as its region (linear: 0.5 s for 2 MB and 200,000 elemen
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from typing import Literal
@@ -52,7 +58,9 @@ from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 from trafilatura import htmlprocessing
 
-MAX_DEPTH = 1000  # browsers stop nesting at 512; no real page comes near either
+# Chromium's parser stops nesting at 512, no real page comes near; lexbor spends 25 ms on a page
+# nested 5,000 deep (0.6 s at 20,000), and a page of fewer tags than that needs no scan.
+MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
 # og:type and schema.org @type values, lowercased.
@@ -150,35 +158,45 @@ class TooComplex(Exception):
 
 
 def check_nesting(document: str) -> None:
-    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep (an upper bound
-    from the tags alone, counted before any parser sees the page)."""
-    if document.count("<") < 2 * MAX_DEPTH:
+    """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep, as a parser would
+    nest them (an end tag closes up to its open element; a stray one closes nothing), counted
+    from the tags alone before any parser sees the page."""
+    if document.count("<") <= MAX_DEPTH:
         return  # too few tags to nest that deep
-    depth = 0
+    stack: list[str] = []
+    opened: collections.Counter[str] = collections.Counter()
     for name, self_closing in _TAG.findall(document.lower()):
         if self_closing or name.lstrip("/") in _FLAT:
             continue
-        if name[0] == "/":
-            depth = depth - 1 if depth else 0
-            continue
-        depth += 1
-        if depth > MAX_DEPTH:
-            raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+        if name[0] != "/":
+            stack.append(name)
+            opened[name] += 1
+            if len(stack) > MAX_DEPTH:
+                raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
+        elif opened[name[1:]]:
+            while (top := stack.pop()) != name[1:]:
+                opened[top] -= 1
+            opened[top] -= 1
 
 
-def main_html(tree: LexborHTMLParser, kinds: frozenset[str] = frozenset()) -> tuple[str, Path]:
-    """The HTML of the page's own content and which path found it. `tree` is pruned of JUNK
-    already; chrome is removed from it in place. `kinds`: what the page says it is."""
+def main_html(
+    tree: LexborHTMLParser, kinds: frozenset[str] = frozenset(), *, tags: int = 0
+) -> tuple[str, str, Path]:
+    """(HTML, text) of the page's own content and which path found it. `tree` is pruned of
+    JUNK already; chrome is removed from it in place. `kinds`: what the page says it is. The
+    text joins text nodes with nothing between them: wrapping or splitting elements (markup
+    only) cannot change it, a change of the words does. `tags`: how many start tags the page's
+    source has (cheaper to count than lexbor's elements)."""
     declared = _declared(kinds)
-    small = len(tree.css("*")) <= MAX_ELEMENTS
+    small = tags <= MAX_ELEMENTS
     drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
     found = _trafilatura(tree.html or "") if small and declared != "other" else None
     if found is not None and declared == "article" and found.words > 0:
-        return found.html, "article"  # the page says it is one: no region needed
+        return found.html, found.text, "article"  # the page says it is one: no region needed
     region = region_of(tree)
     if found is None or not _prefer_article(found, region):
-        return _html(region), "region"
-    return found.html, "article"
+        return _html(region), _text(region), "region"
+    return found.html, found.text, "article"
 
 
 def _declared(kinds: frozenset[str]) -> str | None:
@@ -200,9 +218,9 @@ def _prefer_article(article: Article, region: LexborNode | None) -> bool:
     return article.longest_block >= PROSE_WORDS or 2 * kept >= available
 
 
-def page_html(tree: LexborHTMLParser) -> str:
-    """The whole body (JUNK already gone): only_main_content=false."""
-    return _html(tree.body)
+def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
+    """(HTML, text) of the whole body (JUNK already gone): only_main_content=false."""
+    return _html(tree.body), _text(tree.body)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,6 +228,7 @@ class Article:
     """What trafilatura took for the page's article."""
 
     html: str
+    text: str
     words: int
     longest_block: int  # words in the longest line of a paragraph or list item
     whole_page: bool  # trafilatura found no article and gave the page's text as one <p>
@@ -240,13 +259,14 @@ def _trafilatura(source: str) -> Article | None:
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
     words = _words(" ".join(html.itertext()))
+    text = "".join(html.itertext())
     # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
     # per text node, which is no paragraph of prose.
     blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
     longest = max((_words(line) for block in blocks for line in block.split("\n")), default=0)
     parts = list(html[0]) if len(html) else []  # html > body > blocks
     whole_page = len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
-    return Article(etree.tostring(html, encoding="unicode"), words, longest, whole_page)
+    return Article(etree.tostring(html, encoding="unicode"), text, words, longest, whole_page)
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:
@@ -284,6 +304,10 @@ def _inside_content(node: LexborNode) -> bool:
 
 def _words(text: str) -> int:
     return len(_WORD.findall(text))
+
+
+def _text(node: LexborNode | None) -> str:
+    return node.text(separator="") if node is not None else ""
 
 
 def _html(node: LexborNode | None) -> str:

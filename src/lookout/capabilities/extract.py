@@ -64,9 +64,10 @@ def extract(
     about, kinds = metadata.read(tree, base), metadata.kinds(tree)
     _drop(tree, content.JUNK)
     if only_main_content:
-        main, _ = content.main_html(tree, kinds)
+        tags = document.count("<") - document.count("</")
+        main, words, _ = content.main_html(tree, kinds, tags=tags)
     else:
-        main = content.page_html(tree)
+        main, words = content.page_html(tree)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
         title=about["title"],
@@ -76,7 +77,7 @@ def extract(
         text=text[:max_chars] if text is not None else None,
         html=_absolute_html(main, base, max_chars) if "html" in formats else None,
         links=[url for url, _ in found],
-        content_hash=content_hash(_text(main)),
+        content_hash=content_hash(words),
         data=data,
     )
 
@@ -95,7 +96,7 @@ def outline(
     content.check_nesting(document)
     tree = LexborHTMLParser(document)
     found = links.page_links(tree, links.base_url(tree, url), MAX_LINKS)
-    metas = metadata.metas(tree)
+    metas = metadata.meta_values(tree)
     title, description = metadata.title(tree, metas), metadata.description(metas)
     if description is None:
         _drop(tree, content.JUNK)
@@ -118,13 +119,6 @@ def _plain(document: str, formats: Collection[str], max_chars: int) -> Extracted
         links=[],
         content_hash=content_hash(document),
     )
-
-
-def _text(html: str) -> str:
-    """The content's words with no separator added: splitting or wrapping elements (markup
-    only) cannot change the hash, while any change of the words does."""
-    body = LexborHTMLParser(html).body
-    return body.text(separator="") if body is not None else ""
 
 
 def _drop(tree: LexborHTMLParser, selector: str) -> None:

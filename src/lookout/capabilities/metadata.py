@@ -38,7 +38,7 @@ def clip(text: str | None, limit: int) -> str | None:
 
 def read(tree: LexborHTMLParser, url: str) -> dict[str, str | None]:
     """The page's metadata; every key is present, None when the page does not say."""
-    metas = _metas(tree)
+    metas = meta_values(tree)
     ld = _json_ld(tree)
     return {
         "title": title(tree, metas),
@@ -66,7 +66,7 @@ def empty() -> dict[str, str | None]:
 
 
 def title(tree: LexborHTMLParser, metas: dict[str, str] | None = None) -> str | None:
-    metas = _metas(tree) if metas is None else metas
+    metas = meta_values(tree) if metas is None else metas
     node = tree.css_first("title")
     heading = tree.css_first("h1")
     for candidate in (
@@ -84,12 +84,9 @@ def description(metas: dict[str, str]) -> str | None:
     return clip(metas.get("description") or metas.get("og:description"), MAX_DESCRIPTION)
 
 
-def metas(tree: LexborHTMLParser) -> dict[str, str]:
-    """The first value of each <meta>, keyed by its lowercased name/property/itemprop."""
-    return _metas(tree)
-
-
-def _metas(tree: LexborHTMLParser) -> dict[str, str]:
+def meta_values(tree: LexborHTMLParser) -> dict[str, str]:
+    """The first value of each <meta> (and <time itemprop>), keyed by its lowercased
+    name / property / itemprop / http-equiv."""
     found: dict[str, str] = {}
     for node in tree.css("meta[content]"):
         attrs = node.attributes
@@ -132,7 +129,7 @@ def _date(candidates: list[str | None]) -> str | None:
 
 def kinds(tree: LexborHTMLParser) -> frozenset[str]:
     """What the page says it is, lowercased: og:type and every schema.org JSON-LD @type."""
-    og = _metas(tree).get("og:type")
+    og = meta_values(tree).get("og:type")
     found = {og.strip().lower()} if og else set()
     for item in _ld_objects(tree):
         declared = item.get("@type")

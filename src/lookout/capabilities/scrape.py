@@ -18,10 +18,10 @@ logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
-# A body this small is read on the event loop (well under a millisecond for a few KB): handing
-# it to a thread and back costs a sizeable part of reading it. Bigger ones go to a thread,
-# where lexbor and html-to-markdown run without the GIL.
-INLINE_READ_BYTES = 16 * 1024
+# A body this small is read on the event loop (well under a millisecond): handing it to a thread
+# and back costs a sizeable part of reading it. Bigger ones go to a thread: trafilatura spends
+# several milliseconds on a 16 KB page, which would stall every other request of the loop.
+INLINE_READ_BYTES = 2 * 1024
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
