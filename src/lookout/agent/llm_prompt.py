@@ -16,7 +16,8 @@ How to treat a message (the intent router's rules):
 - one-shot ("what is", "summarize", "compare", "find", "right now"): call the tools you need, \
 then answer.
 - standing ("watch", "track", "keep an eye on", "notify me when", "every day", "over time"): \
-answer now, then call start_watch(question, cadence) once. No cadence stated means daily.
+answer now, then call start_watch once (it watches the user's request on the cadence they \
+asked for; none stated means daily).
 - ambiguous (a bare link, "check X"): call no tool and reply with exactly: \
 "{planner_rules.CLARIFY}"
 - control ("stop watching", "run it now"): call stop_watch or refresh_watch.

@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from lookout import errors
-from lookout.agent import changes, llm_guard, planner_rules, router, tools
+from lookout.agent import changes, llm_guard, router, tools
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
 from lookout.chat import parts
@@ -36,21 +36,9 @@ WATCH_TOOLS = ("start_watch", "stop_watch", "refresh_watch")
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 _WATCH_SPECS = {
     "start_watch": (
-        "Keep watching: re-ask `question` in this chat on `cadence` and report what changed. "
-        "Use once, after answering a standing request.",
-        {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "The question to re-ask."},
-                "cadence": {
-                    "type": "string",
-                    "description": "A 5-field cron in UTC (the router's cadence when it gave "
-                    "one), or plain words such as 'daily' or 'every 3 hours'.",
-                },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
+        "Keep watching: re-ask the user's question in this chat on the cadence they asked for "
+        "and report what changed. Use once, after answering their standing request.",
+        _NO_ARGS,
     ),
     "stop_watch": ("Stop watching this chat; it becomes a normal chat again.", _NO_ARGS),
     "refresh_watch": ("Run this chat's watch now; its result appears in the chat.", _NO_ARGS),
@@ -66,6 +54,9 @@ class Toolset:
     connectors: list[toolbox.ConnectorTool]
     watches: tuple[str, ...]  # the watch tools offered
     budget: llm_guard.Budget
+    # What start_watch watches: the user's question and the router's cadence, never the
+    # model's words (a page could otherwise choose what a watch re-asks, and how often).
+    standing: tuple[str, str] | None = None
 
 
 def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +70,9 @@ def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, 
     }
 
 
-async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
-    """The tools `route` (the router's reading of the user's message) needs; see the module."""
+async def for_turn(ctx: TurnContext, route: router.Route, question: str) -> Toolset:
+    """The tools `route` (the router's reading of the user's `question`) needs; see the
+    module."""
     budget = llm_guard.Budget(ctx.services.settings.llm_turn_credits)
     reads = ctx.scheduled or route.intent in ("one_shot", "standing")
     verbs = registry.all_verbs() if reads else []
@@ -100,7 +92,8 @@ async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
         for tool in connectors
     ]
     by_name = {tools.tool_name(verb.name): verb.name for verb in verbs}
-    return Toolset(specs, by_name, connectors, watches, budget)
+    standing = (question, route.cadence) if "start_watch" in watches and route.cadence else None
+    return Toolset(specs, by_name, connectors, watches, budget, standing)
 
 
 def watch_tools(route: router.Route, ctx: TurnContext) -> tuple[str, ...]:
@@ -136,7 +129,7 @@ async def run(
         result = await _verb(ctx, toolset.verbs[name], arguments, pages)
         return llm_guard.fence(name, llm_guard.PAGE, bounded(result))
     if name in toolset.watches:
-        result = await _shown(ctx, name, arguments, _watch(ctx, name, arguments))
+        result = await _shown(ctx, name, arguments, _watch(ctx, toolset, name))
         return llm_guard.fence(name, llm_guard.LOOKOUT, bounded(result))
     if (connector := toolbox.find(toolset.connectors, name)) is not None:
         result = await _shown(ctx, name, arguments, _connector(ctx, connector, arguments))
@@ -218,25 +211,16 @@ async def _shown(
     return output
 
 
-async def _watch(ctx: TurnContext, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _watch(ctx: TurnContext, toolset: Toolset, name: str) -> dict[str, Any]:
     assert ctx.watches is not None
     try:
         if name == "start_watch":
-            question = str(arguments.get("question") or "").strip()
-            cron = _cron(str(arguments.get("cadence") or ""), ctx)
-            return await ctx.watches.start(question, cron)
+            assert toolset.standing is not None
+            return await ctx.watches.start(*toolset.standing)
         found = await (ctx.watches.stop() if name == "stop_watch" else ctx.watches.refresh())
     except errors.LookoutError as exc:
         return {"error": {"code": exc.code, "message": exc.message}}
     return found or {"result": "This chat isn't being watched."}
-
-
-def _cron(cadence: str, ctx: TurnContext) -> str:
-    """A cron as given, else the router's reading of the words (daily when it finds none)."""
-    if len(cadence.split()) == 5:
-        return cadence
-    route = planner_rules.read(f"keep watching it {cadence}".strip(), ctx)
-    return route.cadence or "0 9 * * *"
 
 
 async def _connector(

@@ -73,7 +73,7 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
         question, route = resolved
         original = question
     reply = planner_rules.Reply(pages=dict(current.get("pages") or {}), streamed=True)
-    toolset = await llm_tools.for_turn(ctx, route)
+    toolset = await llm_tools.for_turn(ctx, route, question)
     history = llm_prompt.messages(current, ctx, message, route, original)
     said, called = await converse(ctx, toolset, history, reply)
     reply.sentences.append(said)
