@@ -282,6 +282,15 @@ async def test_settings_connect_an_agent_usage_and_connectors(
 
     # Then the connector answers with its tools
     await expect(row.locator(".test-result")).to_contain_text("web_scrape")
+
+    # And it is not used in chats until ticked; ticking it marks it, as a reload shows
+    use = row.get_by_label("Use in chats", exact=False)
+    await expect(use).not_to_be_checked()
+    async with page.expect_response(lambda r: r.request.method == "PATCH") as patched:
+        await use.check()
+    assert (await patched.value).status == 200
+    await page.reload()
+    await expect(connectors.locator("li.connector").get_by_label("Use in chats")).to_be_checked()
     await connectors.scroll_into_view_if_needed()
     await desktop.shot("01-settings-connectors")
     await agent.scroll_into_view_if_needed()

@@ -16,9 +16,10 @@ How to treat a message (the intent router's rules):
 - one-shot ("what is", "summarize", "compare", "find", "right now"): call the tools you need, \
 then answer.
 - standing ("watch", "track", "keep an eye on", "notify me when", "every day", "over time"): \
-answer now, then call start_watch(question, cadence) once. No cadence stated means daily. \
-When the person says what matters ("when it drops below 50 €", "if it mentions X", "if the menu \
-gets more vegetarian"), pass it as `condition` (kind custom for a condition in words).
+answer now, then call start_watch once (it watches the user's request on the cadence they \
+asked for; none stated means daily). When the person says what matters ("when it drops below \
+50 €", "if it mentions X", "if the menu gets more vegetarian"), pass it as `condition` (kind \
+custom for a condition in words).
 - ambiguous (a bare link, "check X"): call no tool and reply with exactly: \
 "{planner_rules.CLARIFY}"
 - control ("stop watching", "run it now", "what are you watching?", "pause", "resume", "check it \

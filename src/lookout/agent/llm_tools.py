@@ -51,6 +51,9 @@ class Toolset:
     connectors: list[toolbox.ConnectorTool]
     watches: tuple[str, ...]  # the watch tools offered
     budget: llm_guard.Budget
+    # What start_watch watches: the user's question and the router's cadence, never the
+    # model's words (a page could otherwise choose what a watch re-asks, and how often).
+    standing: tuple[str, str, str] | None = None  # (question, cron, timezone)
 
 
 def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +67,9 @@ def _spec(name: str, description: str, parameters: dict[str, Any]) -> dict[str, 
     }
 
 
-async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
-    """The tools `route` (the router's reading of the user's message) needs; see the module."""
+async def for_turn(ctx: TurnContext, route: router.Route, question: str) -> Toolset:
+    """The tools `route` (the router's reading of the user's `question`) needs; see the
+    module."""
     budget = llm_guard.Budget(ctx.services.settings.llm_turn_credits)
     reads = ctx.scheduled or route.intent in ("one_shot", "standing")
     verbs = registry.all_verbs() if reads else []
@@ -85,7 +89,12 @@ async def for_turn(ctx: TurnContext, route: router.Route) -> Toolset:
         for tool in connectors
     ]
     by_name = {tools.tool_name(verb.name): verb.name for verb in verbs}
-    return Toolset(specs, by_name, connectors, watches, budget)
+    standing = (
+        (question, route.cadence, route.timezone)
+        if "start_watch" in watches and route.cadence
+        else None
+    )
+    return Toolset(specs, by_name, connectors, watches, budget, standing)
 
 
 def watch_tools(route: router.Route, ctx: TurnContext) -> tuple[str, ...]:
@@ -121,6 +130,11 @@ async def run(
         result = await _verb(ctx, toolset.verbs[name], arguments, pages)
         return llm_guard.fence(name, llm_guard.PAGE, bounded(result))
     if name in toolset.watches:
+        if name == "start_watch" and toolset.standing is not None:
+            # The user's question, cadence and zone, whatever the model passed: only the
+            # condition is the model's (a page could otherwise pick what is re-asked, how often).
+            question, cron, zone = toolset.standing
+            arguments = {**arguments, "question": question, "cadence": cron, "timezone": zone}
         result = await _shown(ctx, name, arguments, llm_watch.run(ctx, name, arguments))
         return llm_guard.fence(name, llm_guard.LOOKOUT, bounded(result))
     if (connector := toolbox.find(toolset.connectors, name)) is not None:

@@ -46,17 +46,12 @@ _CADENCE = {
 _ZONE = {"type": "string", "description": "IANA timezone of the cadence, e.g. Europe/Berlin."}
 SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "start_watch": (
-        "Keep watching: re-ask `question` in this chat on `cadence` and report what changed, or "
-        "only when `condition` becomes true. Use once, after answering a standing request.",
+        "Keep watching: re-ask the user's request in this chat on the cadence they asked for "
+        "and report what changed, or only when `condition` becomes true. Use once, after "
+        "answering their standing request.",
         {
             "type": "object",
-            "properties": {
-                "question": {"type": "string", "description": "The question to re-ask."},
-                "cadence": _CADENCE,
-                "timezone": _ZONE,
-                "condition": CONDITION,
-            },
-            "required": ["question"],
+            "properties": {"condition": CONDITION},
             "additionalProperties": False,
         },
     ),

@@ -87,7 +87,7 @@ async def respond(current: ChatState, ctx: TurnContext) -> tuple[str, planner_ru
         watch=current.get("watch"),
         proposal=current.get("proposal"),
     )
-    toolset = await llm_tools.for_turn(ctx, route)
+    toolset = await llm_tools.for_turn(ctx, route, question)
     history = llm_prompt.messages(current, ctx, message, route, original)
     said, called = await converse(ctx, toolset, history, reply)
     reply.sentences.append(said)
