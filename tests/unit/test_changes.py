@@ -201,3 +201,13 @@ def test_a_snapshot_from_before_this_version_is_a_first_look_not_a_change() -> N
                            scheduled=True)  # fmt: skip
 
     assert looked is None and pages["u"]["v"] == changes.VERSION
+
+
+def test_a_number_opening_a_line_after_a_hard_break_is_content_not_a_list_marker() -> None:
+    # html-to-markdown escapes "5)" only at a block's start; after a <br> it comes out bare
+    before = "The box set:  \n5) Le Dodici Case (12 Dvd)  \n6) Hades (4 Dvd)"
+    after = before.replace("5) Le", "12) Le")
+
+    looked = look(before, after)
+
+    assert looked.changed and "«5 → 12»" in changes.describe(looked)
