@@ -211,3 +211,24 @@ def test_a_number_opening_a_line_after_a_hard_break_is_content_not_a_list_marker
     looked = look(before, after)
 
     assert looked.changed and "«5 → 12»" in changes.describe(looked)
+
+
+async def test_asking_to_include_a_volatile_line_again_is_answered_by_the_graph() -> None:
+    import types
+
+    from lookout.agent import graph
+
+    pages: dict[str, Any] = {}
+    for minute in range(5):
+        page = f"A steady paragraph.\n\nLast refreshed 10:{minute:02d}:17"
+        entry = changes.page_entry(page, pages.get("u"))
+        changes.track(pages, "u", entry, at=f"t{minute}", title="T", scheduled=True)
+    assert pages["u"]["volatile"]
+    ctx: Any = types.SimpleNamespace(scheduled=False)
+
+    _, reply = await graph._reply(
+        {"input": "include the Last line again", "pages": pages}, ctx
+    )
+
+    assert "again" in reply.sentences[0] and reply.pages["u"]["volatile"] == {}
+    assert pages["u"]["volatile"]  # the thread's state changes only through the reply
