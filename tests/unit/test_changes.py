@@ -226,9 +226,7 @@ async def test_asking_to_include_a_volatile_line_again_is_answered_by_the_graph(
     assert pages["u"]["volatile"]
     ctx: Any = types.SimpleNamespace(scheduled=False)
 
-    _, reply = await graph._reply(
-        {"input": "include the Last line again", "pages": pages}, ctx
-    )
+    _, reply = await graph._reply({"input": "include the Last line again", "pages": pages}, ctx)
 
     assert "again" in reply.sentences[0] and reply.pages["u"]["volatile"] == {}
     assert pages["u"]["volatile"]  # the thread's state changes only through the reply
