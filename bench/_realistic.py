@@ -122,6 +122,7 @@ def baseline(cases: list[mutations.Case]) -> set[int]:
     spec = importlib.util.spec_from_loader("old_changes", loader=None)
     assert spec is not None
     old = importlib.util.module_from_spec(spec)
+    sys.modules["old_changes"] = old  # its dataclasses look their module up
     exec(compile(source, "old_changes.py", "exec"), old.__dict__)
 
     def lines(html: str) -> list[str]:
@@ -145,7 +146,8 @@ async def lookout_side(
     text = {row["automation_id"]: "".join(p.get("text", "") for p in row["parts"]) for row in rows}
     shown = sum(
         1 for watch, n in index.items()
-        if cases[n].edit and n in detected and cases[n].value in text.get(watch, "")
+        if cases[n].edit and n in detected
+        and any(v and v in text.get(watch, "") for v in (cases[n].value, cases[n].other))
     )  # fmt: skip
     return cycle.wall_s, cpu, detected, shown
 

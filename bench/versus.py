@@ -216,7 +216,8 @@ def main() -> int:
     _out.figure("machine", _out.machine())
     with services.backing() as (dsn, redis_url):
         ok = True if args.only_real else asyncio.run(side_by_side(args, dsn, redis_url))
-        ok &= asyncio.run(realistic(args, dsn, redis_url))
+        if args.real:
+            ok &= asyncio.run(realistic(args, dsn, redis_url))
         if not args.skip_scale and not args.only_real:
             ok &= asyncio.run(_scale.run(_scale.plan(args.scale), dsn, redis_url))
     return 1 if args.check and not ok else 0

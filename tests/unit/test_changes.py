@@ -201,3 +201,32 @@ def test_a_snapshot_from_before_this_version_is_a_first_look_not_a_change() -> N
                            scheduled=True)  # fmt: skip
 
     assert looked is None and pages["u"]["v"] == changes.VERSION
+
+
+def test_a_number_opening_a_line_after_a_hard_break_is_content_not_a_list_marker() -> None:
+    # html-to-markdown escapes "5)" only at a block's start; after a <br> it comes out bare
+    before = "The box set:  \n5) Le Dodici Case (12 Dvd)  \n6) Hades (4 Dvd)"
+    after = before.replace("5) Le", "12) Le")
+
+    looked = look(before, after)
+
+    assert looked.changed and "«5 → 12»" in changes.describe(looked)
+
+
+async def test_asking_to_include_a_volatile_line_again_is_answered_by_the_graph() -> None:
+    import types
+
+    from lookout.agent import graph
+
+    pages: dict[str, Any] = {}
+    for minute in range(5):
+        page = f"A steady paragraph.\n\nLast refreshed 10:{minute:02d}:17"
+        entry = changes.page_entry(page, pages.get("u"))
+        changes.track(pages, "u", entry, at=f"t{minute}", title="T", scheduled=True)
+    assert pages["u"]["volatile"]
+    ctx: Any = types.SimpleNamespace(scheduled=False)
+
+    _, reply = await graph._reply({"input": "include the Last line again", "pages": pages}, ctx)
+
+    assert "again" in reply.sentences[0] and reply.pages["u"]["volatile"] == {}
+    assert pages["u"]["volatile"]  # the thread's state changes only through the reply

@@ -1,8 +1,9 @@
 """What changed on a watched source between two looks: pure, from snapshots in the thread state.
 
 A page's snapshot is its markdown lines (agent.lines says what of a line is compared), kept
-verbatim up to KEPT_BYTES and, past that, as an 8-byte hash per line: every line of the page
-is compared (no line cap), only what is kept is bounded. The diff (agent.diffing) reports every
+verbatim up to KEPT_BYTES and, past that, as an 8-byte hash per line for MAX_HASHED more lines:
+a whole page of web.scrape's (100,000 characters by default) is compared, not its first
+screens; what is kept is bounded in bytes. The diff (agent.diffing) reports every
 edit of the content: modified lines as before → after with the changed words marked, added,
 removed and moved lines. Search, site and maps results are compared item by item
 (agent.results). Lines that change on every check while nothing else does are left out once
@@ -23,8 +24,12 @@ from typing import Any
 from lookout.agent import diffing, lines, marking, results, volatile
 
 VERSION = diffing.VERSION
-KEPT_BYTES = 64_000  # verbatim markdown kept per page (today's 300 x 300 chars was 90 KB)
-MAX_HASHED = 20_000  # lines past the kept text remembered by hash (8 bytes each)
+# Per page at most ~93 KB (the 300 lines x 300 characters kept before were 90 KB): 48 KB of
+# verbatim markdown, then a 16-hex hash per line (~18 bytes in the checkpoint) for 2,500 more
+# lines — past web.scrape's default 100,000 characters on any page of paragraphs. Each of a
+# chat's MAX_SOURCES snapshots is bounded so: ~1.9 MB a watch at most, as before.
+KEPT_BYTES = 48_000
+MAX_HASHED = 2_500
 MAX_SOURCES = 20  # snapshots per chat, oldest dropped
 SHOWN = 8  # lines of each kind said in a chat answer or a notification
 DATA_ITEMS = 20  # lines of each kind kept as data on a run, a part or a webhook payload

@@ -19,6 +19,7 @@ import urllib.parse
 _WS = re.compile(r"\s+")
 _FENCE = re.compile(r"^(?:`{3,}|~{3,})")
 _STARTS_BLOCK = re.compile(r"^(?:>|#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\|)")
+_LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 # Block markers: quotes, a heading, a bullet (with a task box), or an ordered-list number.
 _BLOCK = re.compile(r"^(?:>\s?)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|(\d{1,9})[.)]\s+)?")
@@ -166,6 +167,7 @@ def split(markdown: str) -> list[str]:
             out.append(" ".join(para))
             para.clear()
 
+    broken = False  # the previous line ended in a hard break, inside a paragraph
     for raw in markdown.splitlines():
         line = _WS.sub(" ", raw).strip()
         if _FENCE.match(line):
@@ -176,11 +178,16 @@ def split(markdown: str) -> list[str]:
             if fenced and line:
                 out.append(line)
         else:
-            if _STARTS_BLOCK.match(line):
+            if broken and _LIST_MARK.match(line):
+                # "5) Le Dodici Case" after a <br> is the text's own number: html-to-markdown
+                # escapes such a number only at the start of a block.
+                line = re.sub(r"^(\d{1,9})(?=[.)])|^(?=[-*+])", r"\1\\", line, count=1)
+            elif _STARTS_BLOCK.match(line):
                 flush()
             para.append(line[:-1].rstrip() if line.endswith("\\") else line)
             if raw.endswith(("  ", "\\")) or line.startswith(("#", "|")):
                 flush()
+        broken = bool(line) and raw.endswith(("  ", "\\")) and not _LIST_MARK.match(line)
     flush()
     return out
 
