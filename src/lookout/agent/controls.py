@@ -30,6 +30,7 @@ _QUESTION = re.compile(
 )
 _ABOUT_WATCH = re.compile(
     rf"\b{_WATCH_WORDS}\b|\bwhat\s+time\s+do\s+you\b|\bstill\s+(?:running|active|going)\b"
+    r"|\bhaven'?t\s+(?:i\s+)?heard\b|\bno\s+(?:alerts?|notifications?|news)\s+yet\b"
     r"|\b(?:will|did|do)\s+you\s+(?:alert"
     r"|notify|ping|tell|email|message|warn)\s+me\b|\b(?:what|which)\s+(?:threshold|condition"
     r"|cadence|schedule|alerts?|watch(?:es)?)\b"

@@ -125,7 +125,9 @@ def _hear_later(plain: str, condition: wants.Condition | None) -> bool:
         return True
     if condition["kind"] == "in_stock":  # "tell me if it is in stock" asks about now
         return _BACK.search(plain) is not None
-    return condition["kind"] not in ("mentions", "any")
+    if condition["kind"] == "mentions":  # "… if it mentions X" asks about now; "shows up" later
+        return _EVENTUAL.search(plain) is not None
+    return condition["kind"] != "any"
 
 
 def amendment(
@@ -203,6 +205,10 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 _WATCHED = r"(?:watch|track|monitor|check|notif|alert|ping|e?-?mail|updat|follow|send|remind)\w*"
 _ASKS_HOW = _rx(r"^\W*(?:how|why|what|where)\b")
 _CLOCK_ONLY = _rx(r"\b\d{1,2}(?::[0-5]\d)?\s*[ap]\.?m\b", r"\b(?:at|to)\s+\d{1,2}:[0-5]\d\b")
+_EVENTUAL = _rx(
+    r"\b(?:shows?\s+up|appears?|pops?\s+up|comes?\s+up|(?:is|are|gets?)\s+(?:posted|announced"
+    r"|mentioned|listed|added|published))\b"
+)
 _BACK = _rx(r"\b(?:back|again|restock\w*|becomes?|comes?)\b")
 _LATER_CUE = _rx(r"\b(?:when(?:ever)?|as\s+soon\s+as|once|the\s+(?:moment|minute|day)|ever)\b")
 _ASKS_TO_HEAR = _rx(
@@ -210,6 +216,8 @@ _ASKS_TO_HEAR = _rx(
     r"|\blet\s+(?:me|us)\s+know\b|\b(?:get|be)\s+(?:notified|alerted|pinged|told)\b"
     r"|\bgive\s+(?:me|us)\s+a\s+(?:heads[- ]up|shout|ping)\b|\bi\s+want\s+to\s+(?:know|hear)\b"
     r"|\bi(?:'d|\s+would)\s+(?:like|love)\s+to\s+(?:hear|know|be\s+told)\b"
+    r"|\b(?:want|need|like|get)\s+(?:an?\s+)?(?:alert|notification|ping|heads[- ]up|e?-?mail"
+    r"|message|text)\b"
     r"|\bsend\s+(?:me|us)\s+(?:an?\s+)?(?:alert|notification|message|e?-?mail|text|ping|note)\b",
 )
 _STOP = _rx(

@@ -68,8 +68,8 @@ _IN_STOCK = re.compile(
 )
 _SOLD_OUT = re.compile(r"\b(?:sells?\s+out|sold\s+out|out\s+of\s+stock|runs?\s+out)\b")
 _ITEMS = (
-    r"(?:posts?|articles?|listings?|jobs?|job\s+(?:ads|postings|openings)|openings|positions"
-    r"|vacancies|roles|items?|products?|episodes?|releases?|versions?|entries|results|comments"
+    r"(?:posts?|articles?|listings?|jobs?|job\s+(?:ads|postings|openings)|openings?|positions?"
+    r"|vacanc(?:y|ies)|roles?|items?|products?|episodes?|releases?|versions?|entries|results|comments"
     r"|reviews|stories|headlines|papers|apartments|flats|houses|homes|cars|events|issues|videos"
     r"|podcasts|chapters|updates|announcements|offers|deals|tickets|listings|filings|press"
     r"\s+releases|blog\s+posts|news\s+(?:items|stories))"
