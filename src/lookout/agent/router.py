@@ -127,7 +127,7 @@ def _hear_later(plain: str, condition: wants.Condition | None) -> bool:
         return _BACK.search(plain) is not None
     if condition["kind"] == "mentions":  # "… if it mentions X" asks about now; "shows up" later
         return _EVENTUAL.search(plain) is not None
-    return condition["kind"] != "any"
+    return bool(condition["kind"] != "any")
 
 
 def amendment(
