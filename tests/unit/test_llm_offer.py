@@ -18,7 +18,8 @@ from lookout.settings import Settings
 from lookout.watches import tools as watch_tools
 
 SETTINGS = Settings.from_env({"DATABASE_URL": "postgresql://x/y", "REDIS_URL": "redis://x",
-                              "LOOKOUT_SECRET_KEY": "k" * 32})  # fmt: skip
+                              "LOOKOUT_SECRET_KEY": "k" * 32,
+                              "LOOKOUT_PUBLIC_URL": "http://127.0.0.1:8000"})  # fmt: skip
 
 
 def _ctx(source: str) -> TurnContext:
