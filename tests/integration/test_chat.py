@@ -357,7 +357,7 @@ async def test_a_follow_up_that_says_it_means_the_previous_page(
     again = await say(client, tenant, chat_id, "watch it every hour")
 
     scrape = next(p for p in again.parts if p["type"] == "tool-input-available")
-    assert scrape["input"] == {"urls": [site.url("/prices")]}
+    assert scrape["input"]["urls"] == [site.url("/prices")]
     watch = next(p for p in again.parts if p["type"] == "data-watch")
     assert site.url("/prices") in watch["data"]["message"]
     assert watch["data"]["cadence"] == "0 * * * *"

@@ -13,7 +13,7 @@ async def test_structured_content_too_large_is_cut_and_says_how_to_get_the_rest(
     serve: Serve, tenant_factory: TenantFactory, site: Site
 ) -> None:
     tenant = await tenant_factory()
-    url = await serve(mcp_text_limit=400, mcp_structured_limit=900)
+    url = await serve(mcp_text_limit=400, mcp_structured_limit=3_000)
     pages = [site.url(f"/page-{n}") for n in range(4)]
 
     async with session_for(url, tenant.key) as session:
@@ -26,7 +26,7 @@ async def test_structured_content_too_large_is_cut_and_says_how_to_get_the_rest(
     assert structured["truncated"] is True
     how = structured["truncation"]["how_to_get_the_rest"]
     assert "POST /v1/web/scrape" in how and "fewer URLs" in how
-    assert structured["truncation"]["original_chars"] > 900
+    assert structured["truncation"]["original_chars"] > 3_000
     assert [page["url"] for page in structured["pages"]][:1] == pages[:1]
     text = text_of(result)
     assert len(text) <= 400 and "structuredContent is shortened too" in text

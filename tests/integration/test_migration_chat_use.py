@@ -28,14 +28,14 @@ async def test_existing_connectors_keep_chat_use_and_new_ones_start_without(
         workspace = await accounts.create_workspace(db, name="W", owner_id=user.id, credits=0)
         existing = await repo.insert_mcp_connector(
             db, connector_id=uuid.uuid4(), workspace_id=workspace.id, name="old",
-            url="https://mcp.example.com/mcp", headers_encrypted=None,
+            url="https://mcp.example.com", url_sealed=b"sealed", headers_encrypted=None,
         )  # fmt: skip
 
         # When the rest is applied and a connector is added after
         applied = await migrate.migrate(empty_database, full)
         added = await repo.insert_mcp_connector(
             db, connector_id=uuid.uuid4(), workspace_id=workspace.id, name="new",
-            url="https://mcp.example.com/mcp", headers_encrypted=None,
+            url="https://mcp.example.com", url_sealed=b"sealed", headers_encrypted=None,
         )  # fmt: skip
         marked = await repo.list_chat_connector_ids(db, workspace_id=workspace.id)
     finally:

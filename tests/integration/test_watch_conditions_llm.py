@@ -33,23 +33,20 @@ async def test_the_model_starts_a_watch_with_a_condition_and_bad_ones_are_refuse
 ) -> None:
     tenant = await tenant_factory()
     chat_id = await new_chat(client, tenant)
-    question = f"keep an eye on {menu['url']} for me, I care whether it gets more vegetarian"
+    question = (
+        f"keep an eye on {menu['url']} every day at 9am Berlin time, I care whether it gets "
+        "more vegetarian"
+    )
+    # The model also passes a question, cadence and zone of its own: the watch ignores them
+    # (only the condition is the model's; the rest is the person's own request).
     fake_openai.script = [
+        fake.ToolCall("start_watch", {"condition": {"kind": "below"}}),
         fake.ToolCall(
             "start_watch",
             {
-                "question": question,
-                "cadence": "0 9 * * *",
-                "timezone": "Europe/Berlin",
-                "condition": {"kind": "below"},
-            },
-        ),
-        fake.ToolCall(
-            "start_watch",
-            {
-                "question": question,
-                "cadence": "0 9 * * *",
-                "timezone": "Europe/Berlin",
+                "question": "something else",
+                "cadence": "*/5 * * * *",
+                "timezone": "UTC",
                 "condition": VEGGIE,
             },
         ),
@@ -61,10 +58,15 @@ async def test_the_model_starts_a_watch_with_a_condition_and_bad_ones_are_refuse
     results = fake.tool_results(fake_openai.requests[-1])
     assert "invalid_input" in results[0] and "below needs a value" in results[0]
     [watch] = await db.fetch("SELECT trigger, action FROM automations")
-    assert watch["trigger"]["timezone"] == "Europe/Berlin"
+    assert (watch["trigger"]["cron"], watch["trigger"]["timezone"]) == (
+        "0 9 * * *",
+        "Europe/Berlin",
+    )
+    assert watch["action"]["message"] == question
     assert watch["action"]["condition"] == VEGGIE
     offered = fake_openai.tool_names(0)
-    assert {"describe_watch", "pause_watch", "resume_watch", "edit_watch"} <= offered
+    assert "start_watch" in offered  # a standing request: start_watch and no other watch tool
+    assert not {"stop_watch", "describe_watch", "pause_watch", "edit_watch"} & offered
     start = next(
         t for t in fake_openai.requests[0]["tools"] if t["function"]["name"] == "start_watch"
     )

@@ -70,6 +70,7 @@ _VALUES: dict[str, re.Pattern[str]] = {
     ),
 }
 _PHONE_DIGITS = 7
+_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "INR": "₹"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,8 +102,10 @@ def structured(field: str, page: dict[str, Any]) -> str | None:
     facts (the "data" format) and its metadata (published and modified times)."""
     data, about = page.get("data") or {}, page.get("metadata") or {}
     if field == "price" and data.get("price") is not None:
-        amount = f"{float(data['price']):,.2f}"
-        return f"{amount} {data['currency']}" if data.get("currency") else amount
+        amount, currency = f"{float(data['price']):,.2f}", str(data.get("currency") or "")
+        if currency.upper() in _SYMBOLS:
+            return _SYMBOLS[currency.upper()] + amount
+        return f"{amount} {currency}".strip()
     if field == "availability" and data.get("availability"):
         return "In stock" if data["availability"] == "in_stock" else "Out of stock"
     if field == "date":

@@ -14,6 +14,7 @@ MAX_GROUPS = 4  # quoted lists / tables / paragraphs per answer
 MAX_CHARS = 1_800  # an answer's quotes stop growing past this
 LEAD_CHARS = 600
 MAX_SECTIONS = 8
+MAX_ITEMS = 15  # of one list or table shown as the page's lead
 _URL = re.compile(r"https?://\S+")
 _GENERIC = re.compile(
     r"\b(summari[sz]e|summary|overview|tl;?dr|what is (on|in) (it|this|that|the page)|"
@@ -105,6 +106,25 @@ def lead(page: dict[str, Any], every: list[passages.Passage] | None = None) -> s
         out.append("Sections:\n" + "\n".join(f"- {s}" for s in sections[:MAX_SECTIONS]))
     if len(text) > 2:
         out.append("\n\n".join(text[2:]))
+    if used < LEAD_CHARS:  # little prose: the page's first lists and tables say what it is
+        out += _first_blocks([p for p in every if p.kind != "text"], LEAD_CHARS - used)
     if len(out) == 1:
         out.append("The page has no readable text.")
     return "\n\n".join(out)
+
+
+def _first_blocks(found: list[passages.Passage], room: int) -> list[str]:
+    """The page's first lists / tables / code, whole, within `room` characters."""
+    out: list[str] = []
+    blocks: dict[int, list[passages.Passage]] = {}
+    for passage in found:
+        blocks.setdefault(passage.block, []).append(passage)
+    for block in blocks.values():
+        body = passages.render(block[:MAX_ITEMS])
+        if out and len(body) > room:
+            break
+        out.append(body)
+        room -= len(body)
+        if room <= 0:
+            break
+    return out

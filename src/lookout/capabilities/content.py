@@ -254,7 +254,12 @@ def _trafilatura(source: str) -> Article | None:
     body = getattr(document, "body", None)
     if body is None:
         return None
+    # trafilatura keeps an <ol> as <list rend="ol"> but writes every list back as <ul>: a
+    # ranked list's numbers are content (a reorder is an edit), so ordered lists stay ordered.
+    ordered = [node for node in body.iter("list") if node.get("rend") == "ol"]
     html = htmlprocessing.convert_to_html(body)
+    for node in ordered:
+        node.tag = "ol"
     for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
