@@ -18,7 +18,7 @@ from lookout.db import migrate
 from lookout.settings import Settings
 
 TEMPLATE = "lookout_template"
-PUBLIC_URL = "http://lookout.test"  # where the test app is configured to be served
+PUBLIC_URL = "http://localhost:8000"  # where the test app says it is served (not its real port)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from lookout.db import repo
+from tests.conftest import PUBLIC_URL
 from tests.integration.accounts_helpers import (  # noqa: F401 - the *_fixture are fixtures
     PASSWORD,
     Member,
@@ -74,7 +75,7 @@ async def test_an_invited_email_signs_up_once_into_the_inviting_workspace(
     # Given an owner (signed up while sign-up was open) who invites grace@ as a viewer
     owner = await signed_up()
     made = await _invite(owner, "Grace@Example.com", role="viewer")
-    assert made["url"] == f"http://lookout.test/#/invite/{made['token']}"
+    assert made["url"] == f"{PUBLIC_URL}/#/invite/{made['token']}"
     listed = await data_of(await owner.client.get(_invites_url(owner)))
     assert [invite["email"] for invite in listed["invites"]] == ["Grace@Example.com"]
     assert made["token"] not in str(listed)

@@ -137,6 +137,7 @@ def _bodies(w: dict[str, Any]) -> dict[tuple[str, str], Callable[[], Any]]:
         ("POST", "/api/auth/logout-everywhere"): lambda: {},
         ("POST", "/api/workspaces/{ws}/invites"): lambda: {"email": fresh("inv") + "@example.com"},
         ("POST", "/api/workspaces/{ws}/keys"): lambda: {"name": fresh("key")},
+        ("PATCH", "/api/workspaces/{ws}/mcp-connectors/{connector_id}"): lambda: {"chat_use": True},
         ("POST", "/v1/web/scrape"): lambda: {"url": w["page"]},
         ("POST", "/v1/web/discover"): lambda: {"url": w["page"], "limit": 5},
         ("POST", "/v1/maps/search"): lambda: {"query": "cafe", "near": "Berlin"},
@@ -428,9 +429,20 @@ async def _objects(
         "connector_id": connector["connector"]["id"],
         "target_id": target["target"]["id"],
         "invite_id": invite["invite"]["id"],
+        "run_id": await _past_run(db, a, watch["id"]),
     }
     return {"params": params, "spare_key": spare["key"], "signing": target["signing_secret"],
             "invite": invite["token"]}  # fmt: skip
+
+
+async def _past_run(db: asyncpg.Pool, a: Tenant, automation_id: str) -> str:
+    """A finished-looking run of A's watch (a run by id is one of the watch's objects)."""
+    run_id = await repo.insert_run(
+        db, automation_id=uuid.UUID(automation_id), workspace_id=a.workspace.id,
+        scheduled_for=dt.datetime.now(dt.UTC) - dt.timedelta(days=1), manual=True,
+    )  # fmt: skip
+    assert run_id is not None
+    return str(run_id)
 
 
 async def _connected_agent(db: asyncpg.Pool, a: Tenant) -> str:

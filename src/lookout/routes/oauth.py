@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from aiohttp import web
+from authlib.common import security
 
 from lookout import appkeys, errors
 from lookout.access import auth, oauth_flow, ratelimit
@@ -33,8 +34,19 @@ CORS = {
 }
 
 
-def context(request: web.Request) -> Context:
+def issuer(request: web.Request) -> str:
+    """LOOKOUT_PUBLIC_URL as the issuer; OAuth 2.1 needs it https (or loopback / localhost)."""
     base = transport.base_url(request)
+    if not security.is_secure_transport(base):
+        raise errors.ProviderNotConfigured(
+            f"Signing agents in with OAuth needs an https LOOKOUT_PUBLIC_URL (or a loopback "
+            f"one); it is {base}. API keys still work on /mcp."
+        )
+    return base
+
+
+def context(request: web.Request) -> Context:
+    base = issuer(request)
     return Context(
         services=Services.of_app(request.app),
         issuer=base,
@@ -62,7 +74,7 @@ async def preflight(request: web.Request) -> web.Response:
 
 
 async def server_metadata(request: web.Request) -> web.Response:
-    return answer(Answer(200, metadata(transport.base_url(request)), []))
+    return answer(Answer(200, metadata(issuer(request)), []))
 
 
 async def _form(request: web.Request) -> HttpRequest:
