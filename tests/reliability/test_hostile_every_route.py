@@ -78,7 +78,17 @@ UNDOCUMENTED: dict[str, dict[str, Any]] = {
     "/v1/docs": {"get": _op("the docs page")},
     "/v1/docs/init.js": {"get": _op("the docs script")},
     "/v1/docs/static/{name}": {"get": _op("a docs asset", params=("name",))},
-}
+    # The OAuth 2.1 authorization server (RFC 8414 / 6749 / 7591 / 7009): RFC errors, not the
+    # envelope ({"error": "invalid_request", …}).
+    "/.well-known/oauth-authorization-server": {
+        "get": _op("server metadata"), "options": _op("CORS preflight"),
+    },
+    "/authorize": {"get": _op("the consent page")},
+    "/token": {"post": _op("token", body=True), "options": _op("CORS preflight")},
+    "/register": {"post": _op("registration", body=True), "options": _op("CORS preflight")},
+    "/revoke": {"post": _op("revocation", body=True), "options": _op("CORS preflight")},
+}  # fmt: skip
+OAUTH = {"/token", "/register", "/revoke", "/.well-known/oauth-authorization-server", "/authorize"}
 
 
 # -- hostile values ----------------------------------------------------------------------------
@@ -246,6 +256,8 @@ def _problem(response: requests.Response, head: bytes, label: str) -> str | None
     except ValueError:
         return "a JSON refusal that is not JSON"
     error = body.get("error") if isinstance(body, dict) else None
+    if label.split(" ", 1)[-1] in OAUTH and isinstance(error, str):
+        return None  # an RFC 6749 / 7591 error
     if not isinstance(error, dict) or "code" not in error or "message" not in error:
         return f"not the error envelope: {head[:200]!r}"
     return None

@@ -271,6 +271,7 @@ class VerbUsage(_Out):
 
 class LedgerEntry(_Out):
     request_id = _text()
+    call_id = _text(description="The verb call's ledger key (meta.call_id)")
     kind = _text(description="grant, reserve, settle or refund")
     amount = fields.Integer(required=True)
     verb = _text(nullable=True)
