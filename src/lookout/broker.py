@@ -104,7 +104,11 @@ def setup(settings: Settings) -> dramatiq.Broker:
 
 
 def _bind_actors(broker: dramatiq.Broker, modules: list[ModuleType]) -> None:
-    """Point every actor at this broker, even one imported (and bound) before setup() ran."""
+    """Point every actor at this broker, even one imported (and bound) before setup() ran.
+
+    Still needed although services send by name (lookout.queue): an actor module imported before
+    setup() (tests do, see lookout.actors) or a second setup() for another Redis URL leaves
+    actors on the earlier broker, and `queue.send` looks them up on the current one."""
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, dramatiq.Actor) and value.broker is not broker:

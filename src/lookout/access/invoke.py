@@ -116,7 +116,7 @@ async def invoke(
             services, verb, raw_input, principal, door, call_id=call_id, price=price
         )
         finished = await jobs.wait(services, job, services.settings.job_wait_s)
-        return jobs.outcome(finished, request_id=request_id, started=started, headers=headers)
+        return _job_outcome(finished, request_id=request_id, started=started, headers=headers)
     charged, output = await _run_inline(
         services, verb, data, principal, call_id, price, progress, settlements
     )
@@ -129,6 +129,22 @@ async def invoke(
         started=started,
         headers=headers,
     )
+
+
+def _job_outcome(job: repo.Job, *, request_id: str, started: float, headers: dict[str, str]) -> Outcome:
+    """200 with the result, 202 while it runs, or the job's own error."""
+    common: dict[str, Any] = {
+        "verb": job.verb, "request_id": request_id, "call_id": job.request_id,
+        "job_id": str(job.id), "started": started,
+    }  # fmt: skip
+    if job.status == "succeeded":
+        return Outcome(
+            data=job.result, credits_charged=job.credits_charged, headers=headers, **common
+        )
+    if job.finished:
+        raise jobs.job_error(job)
+    headers = {**headers, "Location": f"/v1/jobs/{job.id}"}
+    return Outcome(data=jobs.view(job), status=202, headers=headers, **common)
 
 
 async def _run_inline(

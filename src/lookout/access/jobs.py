@@ -6,17 +6,15 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from lookout import errors
+from lookout import errors, queue
 from lookout.access import credits
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
 from lookout.db import repo
 
-if TYPE_CHECKING:
-    from lookout.access.invoke import Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +37,6 @@ async def submit(
 ) -> repo.Job:
     """Reserve credits, store the job (visible at once), and enqueue it. The job's request_id
     is the call's ledger key (`call_id`, unique per workspace: jobs_request_key)."""
-    from lookout.actors import jobs as job_actors
-
     await credits.reserve(
         services.db,
         workspace_id=principal.workspace_id,
@@ -66,7 +62,7 @@ async def submit(
     except BaseException:
         await credits.refund(services.db, workspace_id=principal.workspace_id, request_id=call_id)
         raise
-    await asyncio.to_thread(job_actors.run_job.send, str(job.id))
+    await asyncio.to_thread(queue.send, queue.RUN_JOB, str(job.id))
     return job
 
 
@@ -121,24 +117,6 @@ def job_error(job: repo.Job) -> errors.LookoutError:
     if job.status == "cancelled":
         return errors.Conflict("This job was cancelled before it finished.", job_id=str(job.id))
     return errors.from_dict(job.error or {})
-
-
-def outcome(job: repo.Job, *, request_id: str, started: float, headers: dict[str, str]) -> Outcome:
-    """200 with the result, 202 while it runs, or the job's own error."""
-    from lookout.access.invoke import Outcome
-
-    common: dict[str, Any] = {
-        "verb": job.verb, "request_id": request_id, "call_id": job.request_id,
-        "job_id": str(job.id), "started": started,
-    }  # fmt: skip
-    if job.status == "succeeded":
-        return Outcome(
-            data=job.result, credits_charged=job.credits_charged, headers=headers, **common
-        )
-    if job.finished:
-        raise job_error(job)
-    headers = {**headers, "Location": f"/v1/jobs/{job.id}"}
-    return Outcome(data=view(job), status=202, headers=headers, **common)
 
 
 async def get(services: Services, *, job_id: uuid.UUID, workspace_id: uuid.UUID) -> repo.Job:

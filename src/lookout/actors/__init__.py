@@ -1,8 +1,12 @@
-"""Dramatiq actors. `lookout.broker.setup()` installs the real broker and declares them all.
+"""Dramatiq actors (layer 7, a door). `lookout.broker.setup()` installs the real broker and
+declares them all; services never import this package, they send by name (`lookout.queue`).
 
-An actor module may be imported before setup() (a test, a service enqueuing a message); its
-actors are then declared on this placeholder, which knows the options our middleware adds
-(periodic, async), and setup() rebinds them to the real broker.
+Why a placeholder broker is still installed here: nothing in the service imports an actor module
+before setup() any more, but test modules (and tests/reliability scripts) do, at collection, before
+any settings exist; an actor declared with no broker set would land on Dramatiq's default broker,
+which refuses our `periodic` option. Declared on this placeholder (which knows the options our
+middleware adds: periodic, async), setup() rebinds them to the real broker, as it does when a
+process sets up a broker for another Redis URL (the test suite does).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import uuid
 import dramatiq
 from periodiq import cron
 
+from lookout import queue
 from lookout.actors import runtime
 from lookout.notify import deliveries
 
@@ -37,4 +38,4 @@ async def recover_deliveries() -> None:
 
 def send_all(delivery_ids: list[uuid.UUID]) -> None:
     for delivery_id in delivery_ids:
-        deliver.send(str(delivery_id))
+        queue.send(queue.DELIVER, str(delivery_id))

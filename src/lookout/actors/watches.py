@@ -7,8 +7,8 @@ import uuid
 import dramatiq
 from periodiq import cron
 
+from lookout import queue
 from lookout.actors import runtime
-from lookout.broker import Broker
 from lookout.watches import dispatch, runner
 
 TURN_TIME_LIMIT_MS = 15 * 60 * 1000
@@ -35,10 +35,4 @@ async def dispatch_due_watches() -> None:
 
 def send_all(run_ids: list[uuid.UUID]) -> None:
     """Enqueue a scheduled turn a run, many a round trip (broker.Broker.enqueue_many)."""
-    messages = [chat_message.message(str(run_id)) for run_id in run_ids]
-    broker = chat_message.broker
-    if isinstance(broker, Broker):
-        broker.enqueue_many(messages)
-        return
-    for message in messages:
-        broker.enqueue(message)
+    queue.send_many(queue.CHAT_MESSAGE, [(str(run_id),) for run_id in run_ids])

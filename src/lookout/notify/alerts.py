@@ -10,6 +10,7 @@ import logging
 import uuid
 from typing import Any
 
+from lookout import queue
 from lookout.access.services import Services
 from lookout.db import repo
 from lookout.notify import deliveries, message, prefs
@@ -57,9 +58,8 @@ async def after_run(
 
 
 def _enqueue(delivery_ids: list[uuid.UUID]) -> None:
-    from lookout.actors import notify as notify_actors
-
-    notify_actors.send_all(delivery_ids)
+    for delivery_id in delivery_ids:
+        queue.send(queue.DELIVER, str(delivery_id))
 
 
 def payload(

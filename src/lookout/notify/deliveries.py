@@ -11,7 +11,7 @@ from typing import Any
 
 import asyncpg
 
-from lookout import errors
+from lookout import errors, queue
 from lookout.access.services import Services
 from lookout.agent import report
 from lookout.db import repo
@@ -37,9 +37,8 @@ async def after_run(
 
 
 def _enqueue(delivery_ids: list[uuid.UUID]) -> None:
-    from lookout.actors import notify as notify_actors
-
-    notify_actors.send_all(delivery_ids)
+    for delivery_id in delivery_ids:
+        queue.send(queue.DELIVER, str(delivery_id))
 
 
 async def prepare(

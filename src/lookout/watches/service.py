@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from lookout import errors
+from lookout import errors, queue
 from lookout.access.principals import Principal
 from lookout.agent import conditions, router
 from lookout.capabilities import registry
@@ -170,8 +170,6 @@ async def find_for_thread(
 
 async def run_now(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID) -> uuid.UUID:
     """Queue a manual run now; returns its id."""
-    from lookout.actors import watches as watch_actors
-
     principal.require("editor")
     automation = await get(db, principal, automation_id)
     run_id = await repo.insert_run(
@@ -180,7 +178,7 @@ async def run_now(db: asyncpg.Pool, principal: Principal, automation_id: uuid.UU
     )  # fmt: skip
     if run_id is None:
         raise errors.Conflict("A run of this watch was just queued; try again in a moment.")
-    await asyncio.to_thread(watch_actors.chat_message.send, str(run_id))
+    await asyncio.to_thread(queue.send, queue.CHAT_MESSAGE, str(run_id))
     return run_id
 
 
