@@ -13,6 +13,7 @@ from aiohttp import web
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout.access import keys, principals
+from lookout.access.services import Services
 from lookout.chat import hub
 from lookout.settings import Settings
 
@@ -35,3 +36,8 @@ GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")
 # Turns run as tasks independent of their HTTP request; shutdown waits for them.
 TURNS = web.AppKey("turns", set[asyncio.Task[object]])
 STREAMS = web.AppKey("streams", weakref.WeakSet[web.StreamResponse])
+
+
+def services(app: web.Application) -> Services:
+    """The shared resources of the web app, as the adapter takes them."""
+    return Services(db=app[DB], redis=app[REDIS], http=app[HTTP], settings=app[SETTINGS])

@@ -134,13 +134,17 @@ def cmd_admin(args: argparse.Namespace) -> int:
         return 0
 
     async def status(db: Any) -> int:
+        from lookout import broker
         from lookout.ops import status as ops_status
 
         settings = _settings()
         max_overdue = args.max_overdue
         if max_overdue is None:
             max_overdue = settings.status_max_overdue_s
-        return await ops_status.report(db, settings, max_overdue_s=max_overdue, as_json=args.json)
+        queues = ops_status.queue_names(broker.setup(settings))
+        return await ops_status.report(
+            db, settings, queues, max_overdue_s=max_overdue, as_json=args.json
+        )
 
     actions = {
         "dispatch": dispatch_now,

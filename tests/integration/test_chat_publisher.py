@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from lookout import errors, redis_client
-from lookout.chat import events, parts
+from lookout import errors, parts, redis_client
+from lookout.chat import events
 from tests.reliability import faults_stack
 
 

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from lookout import redis_client
-from lookout.chat import events, hub, parts
+from lookout import parts, redis_client
+from lookout.chat import events, hub
 
 
 @pytest.fixture

@@ -19,9 +19,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from lookout import app, errors
+from lookout import app, appkeys, errors
 from lookout.access.principals import Principal
-from lookout.access.services import Services
 from lookout.mcp import connectors, tool_cache, toolbox
 from lookout.settings import Settings
 from tests.integration import factories
@@ -152,7 +151,7 @@ async def test_a_registered_server_is_tested_listed_and_called_by_the_agent(
 
     # When it is tested, and the agent lists and calls its tools
     tested = await client.post(path(tenant, f"/{connector['id']}/test"), headers=tenant.headers)
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
     offered = await toolbox.tools_for(services, principal_of(tenant))
     shout = toolbox.find(offered, "remote__shout")
     assert shout is not None
@@ -194,7 +193,7 @@ async def test_a_url_is_sealed_at_rest_shown_as_scheme_and_host_and_used_whole(
     listed = await client.get(path(tenant), headers=tenant.headers)
     connector_id = body["data"]["connector"]["id"]
     tested = await client.post(path(tenant, f"/{connector_id}/test"), headers=tenant.headers)
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
     shout = toolbox.find(await toolbox.tools_for(services, principal_of(tenant)), "remote__shout")
     assert shout is not None
     result = await toolbox.call(services, principal_of(tenant), shout, {"text": "hi"})
@@ -270,7 +269,7 @@ async def test_the_tool_list_is_cached_for_five_minutes(
 ) -> None:
     tenant = await tenant_factory()
     created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
 
     first = await toolbox.tools_for(services, principal_of(tenant))
     asked = remote.requests
@@ -290,7 +289,7 @@ async def test_calls_are_bounded_in_output_and_time_and_tool_errors_are_results(
     )
     tenant = await tenant_factory()
     await register(client, tenant, remote.url, Authorization=SECRET)
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
     offered = {tool.name: tool for tool in await toolbox.tools_for(services, principal_of(tenant))}
 
     big = await toolbox.call(services, principal_of(tenant), offered["big"], {})
@@ -328,7 +327,7 @@ async def test_a_stored_connector_is_refused_once_private_networks_are_off(
     tenant = await tenant_factory()
     await register(client, tenant, remote.url, Authorization=SECRET)
     strict = dataclasses.replace(
-        Services.of_app(client.app), settings=settings.replace(allow_private_networks=False)
+        appkeys.services(client.app), settings=settings.replace(allow_private_networks=False)
     )
     [stored] = await connectors.list_all(strict, principal_of(tenant))
 
@@ -367,7 +366,7 @@ async def test_deleting_a_connector_removes_it_and_its_cached_tools(
     tenant = await tenant_factory()
     created = await (await register(client, tenant, remote.url, Authorization=SECRET)).json()
     connector_id = created["data"]["connector"]["id"]
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
     await toolbox.tools_for(services, principal_of(tenant))
 
     deleted = await client.delete(path(tenant, f"/{connector_id}"), headers=tenant.headers)
@@ -400,7 +399,7 @@ async def test_after_a_secret_key_change_the_connector_is_listed_as_unreadable(
     # When the app runs under another key
     rotated = await aiohttp_client(app.create_app(settings.replace(secret_key="r" * 40)))
     listed = await rotated.get(path(tenant), headers=tenant.headers)
-    offered = await toolbox.tools_for(Services.of_app(rotated.app), principal_of(tenant))
+    offered = await toolbox.tools_for(appkeys.services(rotated.app), principal_of(tenant))
 
     # Then it is still listed, says its headers cannot be read, and offers no tools
     [connector] = (await listed.json())["data"]["connectors"]
@@ -421,7 +420,7 @@ async def test_only_connectors_marked_for_chat_use_reach_the_agent_and_scheduled
     body = {"name": "remote", "url": remote.url, "headers": {"Authorization": SECRET}}
     created = await (await client.post(path(tenant), json=body, headers=tenant.headers)).json()
     connector = created["data"]["connector"]
-    services = Services.of_app(client.app)
+    services = appkeys.services(client.app)
     before = await toolbox.tools_for(services, principal_of(tenant))
 
     # When the workspace marks it for chat use over the API (a viewer may not)

@@ -13,9 +13,9 @@ import asyncpg
 import pytest
 import redis.asyncio as aioredis
 
-from lookout import app
+from lookout import app, parts
 from lookout.access import auth
-from lookout.chat import events, parts
+from lookout.chat import events
 from lookout.settings import Settings
 from lookout.watches import service
 from tests.integration import factories, sse

@@ -7,7 +7,7 @@ from typing import Any
 
 from openapi_spec_validator import validate
 
-from lookout.schema import openapi
+from lookout.routes import openapi
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 

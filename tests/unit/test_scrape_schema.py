@@ -7,7 +7,7 @@ from typing import Any
 
 import lookout.capabilities  # noqa: F401 - registers the verbs
 from lookout.capabilities import registry
-from lookout.schema import openapi
+from lookout.routes import openapi
 
 FIELDS = {
     "title",

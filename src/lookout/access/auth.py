@@ -1,4 +1,7 @@
-"""Authentication: API keys (Bearer) and session cookies, resolved to a workspace Principal."""
+"""Authentication: API keys and session tokens, resolved to a workspace Principal.
+
+Layer 3 (access): no aiohttp. Reading them from a request (the Bearer header, the cookie, the
+Origin check, the workspace in the path) is the door's: lookout.routes.authn."""
 
 from __future__ import annotations
 
@@ -6,13 +9,11 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
-import urllib.parse
 import uuid
 
 import asyncpg
-from aiohttp import web
 
-from lookout import appkeys, errors
+from lookout import errors
 from lookout.access import keys
 from lookout.access.principals import Principal
 from lookout.db import repo
@@ -20,17 +21,6 @@ from lookout.settings import Settings
 
 COOKIE = "lookout_session"
 WORKSPACE_HEADER = "X-Lookout-Workspace"
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def bearer_token(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization")
-    if header is None:
-        return None
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise errors.Unauthenticated("Send the API key as 'Authorization: Bearer lk_...'.")
-    return token.strip()
 
 
 async def key_principal(
@@ -90,44 +80,11 @@ async def new_session(db: asyncpg.Pool, settings: Settings, user_id: uuid.UUID) 
     return token
 
 
-def session_token(request: web.Request) -> str | None:
-    """The session cookie's value, when it can be one."""
-    token = request.cookies.get(COOKIE)
-    return token if token and len(token) <= 100 else None
-
-
-async def session_user(request: web.Request) -> repo.User | None:
-    """The user of a live session: not expired, not idle past LOOKOUT_SESSION_IDLE_HOURS."""
-    token = session_token(request)
-    if token is None:
-        return None
-    idle_s = request.app[appkeys.SETTINGS].session_idle_hours * 3600
-    return await repo.get_session_user(
-        request.app[appkeys.DB], token_hash=session_digest(token), idle_s=idle_s
-    )
-
-
 def allowed_origins(settings: Settings) -> set[str]:
     """The origins of our own pages: LOOKOUT_PUBLIC_URL's and LOOKOUT_ALLOWED_ORIGINS. Never the
     request's own Host header, which whoever sends the request chooses."""
     extra = {origin.rstrip("/").lower() for origin in settings.allowed_origins}
     return {settings.public_origin, *extra}
-
-
-def origin_allowed(request: web.Request, origin: str) -> bool:
-    return origin.rstrip("/").lower() in allowed_origins(request.app[appkeys.SETTINGS])
-
-
-def check_origin(request: web.Request) -> None:
-    """Cookie-authenticated writes must come from our own pages (CSRF)."""
-    if request.method in _SAFE_METHODS:
-        return
-    origin = request.headers.get("Origin")
-    if origin is None:
-        referer = urllib.parse.urlsplit(request.headers.get("Referer", ""))
-        origin = f"{referer.scheme}://{referer.netloc}" if referer.netloc else None
-    if origin is None or not origin_allowed(request, origin):
-        raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
 
 
 async def user_principal(
@@ -143,33 +100,11 @@ async def user_principal(
     return Principal(kind="session", workspace_id=workspace_id, role=role, user_id=user.id)
 
 
-def requested_workspace(request: web.Request) -> uuid.UUID | None:
-    raw = request.match_info.get("ws") or request.headers.get(WORKSPACE_HEADER)
-    if raw is None:
-        return None
-    try:
-        return uuid.UUID(raw)
-    except ValueError:
-        raise errors.NotFound("No such workspace.") from None
+async def session_user(db: asyncpg.Pool, settings: Settings, token: str) -> repo.User | None:
+    """The user of a live session: not expired, not idle past LOOKOUT_SESSION_IDLE_HOURS."""
+    idle_s = settings.session_idle_hours * 3600
+    return await repo.get_session_user(db, token_hash=session_digest(token), idle_s=idle_s)
 
 
-async def authenticate(request: web.Request, *, checks_revocation: bool = False) -> Principal:
-    """Bearer API key first, else the session cookie; Unauthenticated when neither is valid.
-
-    `checks_revocation`: the caller refuses a key whose revocation marker is set before it acts
-    (it rate-limits through `invoke`), so the key may come from this process's cache.
-    """
-    db = request.app[appkeys.DB]
-    token = bearer_token(request)
-    if token is not None:
-        cache = request.app[appkeys.KEY_CACHE] if checks_revocation else None
-        principal = await key_principal(db, request.app[appkeys.KEY_USAGE], token, cache)
-        wanted = requested_workspace(request)
-        if wanted is not None and wanted != principal.workspace_id:
-            raise errors.NotFound("No such workspace.")
-        return principal
-    user = await session_user(request)
-    if user is None:
-        raise errors.Unauthenticated()
-    check_origin(request)
-    return await user_principal(db, user, requested_workspace(request))
+def origin_allowed(settings: Settings, origin: str) -> bool:
+    return origin.rstrip("/").lower() in allowed_origins(settings)

@@ -20,6 +20,7 @@ from lookout.access import credits, envelope, jobs, keys, ratelimit
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
+from lookout.db import repo
 from lookout.ops import instrument
 
 Progress = Callable[[int, int], Awaitable[None]]
@@ -131,7 +132,9 @@ async def invoke(
     )
 
 
-def _job_outcome(job: repo.Job, *, request_id: str, started: float, headers: dict[str, str]) -> Outcome:
+def _job_outcome(
+    job: repo.Job, *, request_id: str, started: float, headers: dict[str, str]
+) -> Outcome:
     """200 with the result, 202 while it runs, or the job's own error."""
     common: dict[str, Any] = {
         "verb": job.verb, "request_id": request_id, "call_id": job.request_id,

@@ -15,7 +15,6 @@ from lookout.access.services import Services
 from lookout.capabilities import registry
 from lookout.db import repo
 
-
 logger = logging.getLogger(__name__)
 
 # A job's reservation outlives its worst case: time limit x (1 + retries) plus the sweeper's pace.

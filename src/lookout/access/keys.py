@@ -13,15 +13,15 @@ from typing import Generic, TypeVar
 from lookout import errors
 from lookout.access import principals
 from lookout.db import repo
+from lookout.schema import accounts as account_schema
 
 T = TypeVar("T")
 
-# A key's scope, chosen when it is made. `full`: what its creator may do now (an owner's key
-# acts as an editor: keys never manage the workspace). `read-only`: a viewer's rights, at most:
-# it reads, and never spends credits, starts or changes a watch, or touches keys.
-FULL = "full"
-READ_ONLY = "read-only"
-SCOPES = (FULL, READ_ONLY)
+# A key's scope (see lookout.schema.accounts, which owns the names a client may send).
+FULL = account_schema.SCOPE_FULL
+READ_ONLY = account_schema.SCOPE_READ_ONLY
+SCOPES = account_schema.SCOPES
+scope_of = account_schema.scope_of
 CREATOR_LEFT = (
     "This API key's creator is no longer a member of this workspace, so the key no longer "
     "works; ask a member to make a new one."
@@ -45,11 +45,6 @@ def display_prefix(key: str) -> str:
 
 def looks_like_key(text: str) -> bool:
     return text.startswith(PREFIX) and 20 <= len(text) <= 100
-
-
-def scope_of(scopes: list[str]) -> str:
-    """The scope stored in `api_keys.scopes` (keys made before scopes existed are full)."""
-    return READ_ONLY if READ_ONLY in scopes else FULL
 
 
 def role_of(creator_role: str | None, scopes: list[str]) -> str | None:

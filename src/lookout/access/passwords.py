@@ -6,9 +6,11 @@ import asyncio
 
 import argon2
 
+from lookout.schema import accounts as account_schema
+
 _hasher = argon2.PasswordHasher()
-MIN_LENGTH = 10
-MAX_LENGTH = 1024
+MIN_LENGTH = account_schema.PASSWORD_MIN_LENGTH
+MAX_LENGTH = account_schema.PASSWORD_MAX_LENGTH
 # Verified against when the email is unknown, so a miss costs what a wrong password costs.
 _DUMMY_HASH = _hasher.hash("lookout-dummy-password")
 

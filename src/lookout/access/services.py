@@ -1,4 +1,5 @@
-"""The shared resources a door hands to the adapter (web app and worker build their own)."""
+"""The shared resources a door hands to the adapter (web app and worker build their own;
+the web app's from its state: lookout.appkeys.services)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import dataclasses
 import aiohttp
 import asyncpg
 import redis.asyncio as aioredis
-from aiohttp import web
 
-from lookout import appkeys
 from lookout.settings import Settings
 
 
@@ -19,12 +18,3 @@ class Services:
     redis: aioredis.Redis
     http: aiohttp.ClientSession
     settings: Settings
-
-    @classmethod
-    def of_app(cls, app: web.Application) -> Services:
-        return cls(
-            db=app[appkeys.DB],
-            redis=app[appkeys.REDIS],
-            http=app[appkeys.HTTP],
-            settings=app[appkeys.SETTINGS],
-        )

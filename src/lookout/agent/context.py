@@ -8,10 +8,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from lookout import parts
 from lookout.access import credits
 from lookout.access.principals import Principal
 from lookout.access.services import Services
-from lookout.chat import parts
 
 Emit = Callable[[parts.Part], Awaitable[None]]
 

@@ -16,9 +16,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from lookout import parts
 from lookout.agent import planner_llm, planner_rules, pruning, report, state, volatile
 from lookout.agent.context import TurnContext
-from lookout.chat import parts
 
 Graph = CompiledStateGraph[state.ChatState, TurnContext, state.ChatState, state.ChatState]
 _DELTA_WORDS = 8

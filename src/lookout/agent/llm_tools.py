@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Awaitable
 from typing import Any
 
-from lookout import errors
+from lookout import errors, parts
 from lookout.agent import (
     llm_guard,
     llm_watch,
@@ -31,7 +31,6 @@ from lookout.agent import (
 )
 from lookout.agent.context import TurnContext
 from lookout.capabilities import registry
-from lookout.chat import parts
 from lookout.mcp import toolbox
 
 RESULT_CHARS = 12_000  # what one tool result may cost the model's context

@@ -30,10 +30,10 @@ from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from lookout import parts
 from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, router, setup
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
-from lookout.chat import parts
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lookout import parts
 from lookout.agent import changes
-from lookout.chat import parts
 
 DIFF_PART = "data-diff"
 

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from lookout import errors
-from lookout.agent import cadence, conditions, router, subject, wants
+from lookout.agent import answers, cadence, conditions, router, subject, wants
 from lookout.agent.context import TurnContext
 from lookout.schema import watches as watch_schema
 
@@ -140,8 +140,6 @@ def _now_words(
 
 
 def _host(links: tuple[str, ...]) -> str:
-    from lookout.agent import answers
-
     return answers.host(links[0]) if links else "the page"
 
 

@@ -8,10 +8,9 @@ import time
 import uuid
 from typing import Any
 
-from lookout import errors
+from lookout import errors, parts
 from lookout.access import invoke, jobs
 from lookout.agent.context import TurnContext
-from lookout.chat import parts
 from lookout.db import repo
 
 JOB_POLL_S = 1.5

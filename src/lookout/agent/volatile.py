@@ -13,7 +13,7 @@ import hashlib
 import re
 from typing import Any
 
-from lookout.agent import diffing
+from lookout.agent import diffing, marking
 
 RUNS = 3
 MAX_RECORDED = 10  # changes a check may have for its lines to be candidates
@@ -83,8 +83,6 @@ def _self_changing(recent: list[list[Any]]) -> bool:
 def label(change: diffing.Change) -> str:
     """A few words naming the line: its unchanging words, "…" for the changing ones."""
     if change.kind == "modified" and change.before is not None and change.after is not None:
-        from lookout.agent import marking
-
         words = marking.template(change.before, change.after).replace(marking.BLANK, "…")
     else:
         words = change.after or change.before or ""

@@ -17,8 +17,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import errors, redis_client
-from lookout.chat import parts, stream_ids
+from lookout import errors, parts, redis_client
+from lookout.chat import stream_ids
 
 logger = logging.getLogger(__name__)
 

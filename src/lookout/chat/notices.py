@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import uuid
 
+from lookout import parts
+from lookout.access import jobs
 from lookout.access.services import Services
-from lookout.chat import events, parts
+from lookout.agent import answers
+from lookout.chat import events
 from lookout.db import repo
 
 
@@ -37,9 +40,6 @@ async def post(
 
 async def post_job_result(services: Services, job_id: uuid.UUID) -> bool:
     """Post a finished job's result to the chat that stopped waiting for it (once)."""
-    from lookout.access import jobs
-    from lookout.agent import answers
-
     job = await repo.claim_job_post(services.db, job_id=job_id)
     if job is None or job.chat_id is None:
         return False

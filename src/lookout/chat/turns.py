@@ -16,12 +16,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from lookout import errors
+from lookout import errors, parts
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.agent import graph, report
 from lookout.agent.context import TurnContext, WatchTools
-from lookout.chat import events, lease, parts
+from lookout.chat import events, lease
 from lookout.db import checkpointer, repo
 from lookout.ops import instrument
 

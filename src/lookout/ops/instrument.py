@@ -16,8 +16,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from lookout import errors, logs
-from lookout.chat import events, parts
+from lookout import errors, logs, parts
+from lookout.capabilities import registry
+from lookout.chat import events
 from lookout.db import repo
 from lookout.ops import metrics
 
@@ -69,8 +70,6 @@ def verb_call(fn: F) -> F:
 
 
 def _verb_label(name: object) -> str:
-    from lookout.capabilities import registry
-
     return str(name) if name in registry.REGISTRY else "unknown"  # from callers: bound labels
 
 

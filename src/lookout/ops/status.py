@@ -170,12 +170,14 @@ def queue_names(broker: dramatiq.Broker) -> list[str]:
 
 
 async def report(
-    db: asyncpg.Pool, settings: Settings, *, max_overdue_s: float, as_json: bool = False
+    db: asyncpg.Pool,
+    settings: Settings,
+    queues: list[str],
+    *,
+    max_overdue_s: float,
+    as_json: bool = False,
 ) -> int:
     """Print the status; 0 when nothing is late, 1 otherwise (`lookout admin status`)."""
-    from lookout import broker
-
-    queues = queue_names(broker.setup(settings))
     redis = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=2)
     try:
         status = await snapshot(db, redis, queues, max_overdue_s=max_overdue_s)

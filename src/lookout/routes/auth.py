@@ -14,7 +14,7 @@ from lookout import appkeys, errors
 from lookout.access import auth, passwords, principals, throttle
 from lookout.access import signup as signups
 from lookout.db import repo
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import accounts as schema
 
 WRONG_CREDENTIALS = "Wrong email or password."
@@ -28,7 +28,7 @@ async def read_body(request: web.Request, loader: Schema) -> dict[str, Any]:
 def check_origin_if_sent(request: web.Request) -> None:
     """Unauthenticated writes that set or drop the cookie must not be forgeable cross-site."""
     origin = request.headers.get("Origin")
-    if origin is not None and not auth.origin_allowed(request, origin):
+    if origin is not None and not authn.origin_allowed(request, origin):
         raise errors.Forbidden("This request did not come from a Lookout page (Origin check).")
 
 
@@ -69,10 +69,10 @@ async def logout(request: web.Request) -> web.Response:
 
 async def logout_everywhere(request: web.Request) -> web.Response:
     """End every session of the signed-in user (every browser, every copied cookie)."""
-    user = await auth.session_user(request)
+    user = await authn.session_user(request)
     if user is None:
         raise errors.Unauthenticated()
-    auth.check_origin(request)
+    authn.check_origin(request)
     ended = await repo.delete_user_sessions(request.app[appkeys.DB], user_id=user.id)
     response = common.ok(request, {"signed_out": True, "sessions_ended": ended})
     drop_cookie(request, response)
@@ -81,7 +81,7 @@ async def logout_everywhere(request: web.Request) -> web.Response:
 
 async def end_session(request: web.Request) -> None:
     """Forget the session the request's cookie names, if any."""
-    token = auth.session_token(request)
+    token = authn.session_token(request)
     if token is not None:
         await repo.delete_session(request.app[appkeys.DB], token_hash=auth.session_digest(token))
 
@@ -92,7 +92,7 @@ def drop_cookie(request: web.Request, response: web.Response) -> None:
 
 
 async def me(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     data = await describe(request.app[appkeys.DB], principal)
     return common.ok(request, schema.MeSchema().dump(data))
 

@@ -8,12 +8,11 @@ import marshmallow
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.access import auth
 from lookout.chat import chats
 from lookout.db import repo
 from lookout.notify import deliveries
 from lookout.notify import schema as notify_schema
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import watches as watches_schema
 from lookout.watches import controls, service
 
@@ -48,7 +47,7 @@ def _run_id(request: web.Request) -> uuid.UUID:
 
 
 async def list_watches(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     found = await repo.list_watches(
         request.app[appkeys.DB], workspace_id=principal.workspace_id, limit=MAX_LISTED
     )
@@ -56,7 +55,7 @@ async def list_watches(request: web.Request) -> web.Response:
 
 
 async def create_watch(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     try:
         body = watches_schema.NewWatch().load(await common.json_body(request))
     except marshmallow.ValidationError as exc:
@@ -72,19 +71,19 @@ async def create_watch(request: web.Request) -> web.Response:
 
 
 async def run_watch(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     run_id = await service.run_now(request.app[appkeys.DB], principal, _automation_id(request))
     return common.ok(request, {"run_id": str(run_id), "status": "queued"}, status=202)
 
 
 async def stop_watch(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     await service.stop(request.app[appkeys.DB], principal, _automation_id(request))
     return web.Response(status=204)
 
 
 async def list_runs(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     db = request.app[appkeys.DB]
     automation = await service.get(db, principal, _automation_id(request))
     runs = await repo.list_runs(
@@ -97,7 +96,7 @@ async def list_runs(request: web.Request) -> web.Response:
 
 async def get_run(request: web.Request) -> web.Response:
     """One run of a watch: its status, what it found (`changes`) and its deliveries."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     db = request.app[appkeys.DB]
     automation = await service.get(db, principal, _automation_id(request))
     run = await repo.get_run(
@@ -112,7 +111,7 @@ async def get_run(request: web.Request) -> web.Response:
 
 async def update_watch(request: web.Request) -> web.Response:
     """PATCH a watch in place: its history, versions and deliveries stay."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     try:
         body = notify_schema.WatchChangeSchema().load(await common.json_body(request))
     except marshmallow.ValidationError as exc:

@@ -14,14 +14,12 @@ import marshmallow
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse, sse_response
 
-from lookout import appkeys, errors
-from lookout.access import auth
+from lookout import appkeys, errors, parts
 from lookout.access.principals import Principal
-from lookout.access.services import Services
-from lookout.chat import chats, events, parts, stream_ids, turns
+from lookout.chat import chats, events, stream_ids, turns
 from lookout.db import repo
 from lookout.ops import shutdown
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import chats as schema
 from lookout.watches import service, tools
 
@@ -49,14 +47,14 @@ def _load(schema_cls: type[marshmallow.Schema], body: Any) -> dict[str, Any]:
 
 
 async def create_chat(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = _load(schema.NewChat, await common.json_body(request))
     chat = await chats.create(request.app[appkeys.DB], principal, body["title"])
     return common.ok(request, chats.view(chat), status=201)
 
 
 async def list_chats(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     limit, offset = _page(request, "offset")
     found = await _watched_views(request, principal, limit, offset)
     return common.ok(request, {"chats": found, "offset": offset, "limit": limit})
@@ -85,7 +83,7 @@ def _page(request: web.Request, cursor: str) -> tuple[int, int]:
 
 
 async def get_chat(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     db = request.app[appkeys.DB]
     chat = await chats.get(db, principal, _chat_id(request))
     summaries = await service.summaries(db, principal.workspace_id, [chat.id])
@@ -93,21 +91,21 @@ async def get_chat(request: web.Request) -> web.Response:
 
 
 async def rename_chat(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = _load(schema.Rename, await common.json_body(request))
     chat = await chats.rename(request.app[appkeys.DB], principal, _chat_id(request), body["title"])
     return common.ok(request, chats.view(chat))
 
 
 async def delete_chat(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     chat_id = _chat_id(request)
     await chats.delete(request.app[appkeys.DB], request.app[appkeys.SAVER], principal, chat_id)
     return common.ok(request, {"deleted": str(chat_id)})
 
 
 async def list_messages(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     limit, after = _page(request, "after")
     found = await chats.messages(
         request.app[appkeys.DB], principal, _chat_id(request), after=after, limit=limit
@@ -130,10 +128,10 @@ def _source(principal: Principal) -> str:
 
 async def post_message(request: web.Request) -> web.StreamResponse:
     """Start a turn and stream its parts; the turn goes on if the client goes away."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     principal.require("editor")
     text = _message_text(await common.json_body(request))
-    services = Services.of_app(request.app)
+    services = appkeys.services(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
     after = await events.last_id(services.redis, chat.id)
     if not chat.title:
@@ -165,8 +163,8 @@ def _report(task: asyncio.Task[Any]) -> None:
 
 async def resume(request: web.Request) -> web.StreamResponse:
     """Resume the turn in flight from Last-Event-ID, or 204 when none runs."""
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
     active = await events.active_turn(services.redis, chat.id)
     if active is None:
@@ -216,8 +214,8 @@ async def _ends_with_error() -> AsyncIterator[list[parts.Part]]:
 
 async def tail(request: web.Request) -> web.StreamResponse:
     """Every turn of the chat as it happens (scheduled ones included), from Last-Event-ID."""
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
     after = _last_event_id(request) or await events.last_id(services.redis, chat.id)
     async with request.app[appkeys.HUB].subscribe(chat.id, after) as source:

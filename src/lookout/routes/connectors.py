@@ -7,18 +7,17 @@ from typing import Any
 
 from aiohttp import web
 
-from lookout import errors
-from lookout.access import auth
+from lookout import appkeys, errors
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import connectors
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import connectors as schema
 
 
 async def list_connectors(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     found = await connectors.list_all(services, principal)
     chat_use = await connectors.chat_use_ids(services, principal.workspace_id)
     views = [connectors.view(services, c, chat_use=c.id in chat_use) for c in found]
@@ -26,26 +25,26 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 
 async def create_connector(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     principal.require("editor")
     body = schema.load(schema.NewConnectorSchema(), await common.json_body(request))
-    services = Services.of_app(request.app)
+    services = appkeys.services(request.app)
     created = await connectors.create(services, principal, **body)
     view = connectors.view(services, created, chat_use=body["chat_use"])
     return common.ok(request, {"connector": schema.ConnectorSchema().dump(view)}, status=201)
 
 
 async def delete_connector(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    await connectors.delete(Services.of_app(request.app), principal, _connector_id(request))
+    principal = await authn.authenticate(request)
+    await connectors.delete(appkeys.services(request.app), principal, _connector_id(request))
     return common.ok(request, {"deleted": True})
 
 
 async def update_connector(request: web.Request) -> web.Response:
     """Mark a connector for chat use or unmark it (`{"chat_use": true|false}`)."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = schema.load(schema.ConnectorPatchSchema(), await common.json_body(request))
-    services = Services.of_app(request.app)
+    services = appkeys.services(request.app)
     connector_id = _connector_id(request)
     await connectors.set_chat_use(services, principal, connector_id, body["chat_use"])
     view = await _view(services, principal, connector_id)
@@ -61,8 +60,8 @@ async def _view(
 
 
 async def test_connector(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     connector_id = _connector_id(request)
     tools = await connectors.test(services, principal, connector_id)
     view = await _view(services, principal, connector_id)

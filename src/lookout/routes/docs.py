@@ -8,7 +8,7 @@ import mimetypes
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.schema import openapi
+from lookout.routes import openapi
 
 _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "

@@ -7,14 +7,14 @@ import uuid
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.access import auth, signup
+from lookout.access import signup
 from lookout.routes import auth as auth_routes
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import accounts as schema
 
 
 async def create_invite(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     principal.require("owner")
     body = await auth_routes.read_body(request, schema.NewInviteSchema())
     made = await signup.create_invite(
@@ -25,13 +25,13 @@ async def create_invite(request: web.Request) -> web.Response:
 
 
 async def list_invites(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     found = await signup.list_invites(request.app[appkeys.DB], principal)
     return common.ok(request, {"invites": schema.InviteSchema(many=True).dump(found)})
 
 
 async def revoke_invite(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     await signup.revoke_invite(request.app[appkeys.DB], principal, _invite_id(request))
     return common.ok(request, {"revoked": True})
 

@@ -6,10 +6,9 @@ import uuid
 
 from aiohttp import web
 
-from lookout import errors
-from lookout.access import auth, credits, jobs
-from lookout.access.services import Services
-from lookout.routes import common
+from lookout import appkeys, errors
+from lookout.access import credits, jobs
+from lookout.routes import authn, common
 
 
 def _job_id(request: web.Request) -> uuid.UUID:
@@ -20,22 +19,22 @@ def _job_id(request: web.Request) -> uuid.UUID:
 
 
 async def get_job(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     job = await jobs.get(
-        Services.of_app(request.app), job_id=_job_id(request), workspace_id=principal.workspace_id
+        appkeys.services(request.app), job_id=_job_id(request), workspace_id=principal.workspace_id
     )
     return common.ok(request, jobs.view(job), verb=job.verb, job_id=str(job.id))
 
 
 async def cancel_job(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     job = await jobs.cancel(
-        Services.of_app(request.app), job_id=_job_id(request), principal=principal
+        appkeys.services(request.app), job_id=_job_id(request), principal=principal
     )
     return common.ok(request, jobs.view(job), verb=job.verb, job_id=str(job.id))
 
 
 async def usage(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     return common.ok(request, await credits.usage(services.db, workspace_id=principal.workspace_id))

@@ -10,21 +10,21 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import appkeys, errors, redis_client
-from lookout.access import accounts, auth, keys, principals
+from lookout.access import accounts, keys, principals
 from lookout.db import repo
 from lookout.routes import auth as auth_routes
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import accounts as schema
 
 
 async def list_keys(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     found = await repo.list_api_keys(request.app[appkeys.DB], workspace_id=principal.workspace_id)
     return common.ok(request, {"keys": schema.ApiKeySchema(many=True).dump(found)})
 
 
 async def create_key(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     require_manager(principal)
     body = await auth_routes.read_body(request, schema.NewKeySchema())
     new = await accounts.create_key(
@@ -38,7 +38,7 @@ async def create_key(request: web.Request) -> web.Response:
 
 
 async def revoke_key(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     require_manager(principal)
     revoked = await revoke(request.app[appkeys.DB], principal, requested_key(request))
     await announce_revocation(request.app[appkeys.REDIS], revoked.id)

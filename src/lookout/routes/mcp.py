@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from lookout.mcp import transport
+from lookout.routes import mcp_transport as transport
 
 
 async def endpoint(request: web.Request) -> web.StreamResponse:

@@ -7,27 +7,25 @@ import uuid
 
 from aiohttp import web
 
-from lookout import errors
-from lookout.access import auth
-from lookout.access.services import Services
+from lookout import appkeys, errors
 from lookout.notify import schema, targets
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import connectors as common_schema
 
 
 async def list_targets(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    found = await targets.list_all(Services.of_app(request.app), principal)
+    principal = await authn.authenticate(request)
+    found = await targets.list_all(appkeys.services(request.app), principal)
     views = [targets.view(target) for target in found]
     return common.ok(request, {"targets": schema.TargetSchema(many=True).dump(views)})
 
 
 async def create_target(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     principal.require("editor")
     body = common_schema.load(schema.NewTargetSchema(), await common.json_body(request))
     created, signing_secret = await targets.create(
-        Services.of_app(request.app), principal, name=body["name"], url=body["url"],
+        appkeys.services(request.app), principal, name=body["name"], url=body["url"],
         default=body["default"], signing_secret=body["secret"],
     )  # fmt: skip
     data: dict[str, object] = {"target": schema.TargetSchema().dump(targets.view(created))}
@@ -38,14 +36,14 @@ async def create_target(request: web.Request) -> web.Response:
 
 
 async def delete_target(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    await targets.delete(Services.of_app(request.app), principal, _target_id(request))
+    principal = await authn.authenticate(request)
+    await targets.delete(appkeys.services(request.app), principal, _target_id(request))
     return common.ok(request, {"deleted": True})
 
 
 async def test_target(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
-    services = Services.of_app(request.app)
+    principal = await authn.authenticate(request)
+    services = appkeys.services(request.app)
     target, error = await targets.test(services, principal, _target_id(request))
     view = schema.TargetSchema().dump(targets.view(target))
     return common.ok(request, {"target": view, "sent": error is None, "error": error})

@@ -13,15 +13,14 @@ from aiohttp import web
 from authlib.common import security
 
 from lookout import appkeys, errors
-from lookout.access import auth, oauth_flow, ratelimit
+from lookout.access import oauth_flow, ratelimit
 from lookout.access import oauth_models as models
 from lookout.access.oauth_server import Answer, Context, HttpRequest, metadata
-from lookout.access.services import Services
 from lookout.db import oauth as oauth_db
 from lookout.db import repo
-from lookout.mcp import transport
 from lookout.routes import auth as auth_routes
-from lookout.routes import common, keys
+from lookout.routes import authn, common, keys
+from lookout.routes import mcp_transport as transport
 from lookout.schema import oauth as schema
 
 REGISTRATION_MAX_BYTES = 16 * 1024
@@ -48,7 +47,7 @@ def issuer(request: web.Request) -> str:
 def context(request: web.Request) -> Context:
     base = issuer(request)
     return Context(
-        services=Services.of_app(request.app),
+        services=appkeys.services(request.app),
         issuer=base,
         resource=base + transport.PATH,
         loop=asyncio.get_running_loop(),
@@ -130,7 +129,7 @@ def _authorization_request(query: str) -> HttpRequest:
 
 
 async def _signed_in(request: web.Request) -> repo.User:
-    user = await auth.session_user(request)
+    user = await authn.session_user(request)
     if user is None:
         raise errors.Unauthenticated("Sign in to Lookout to connect this agent.")
     return user
@@ -179,7 +178,7 @@ def _describe(
 async def consent_decision(request: web.Request) -> web.Response:
     """POST /api/oauth/authorize: allow or deny; answers where to send the browser."""
     user = await _signed_in(request)
-    auth.check_origin(request)
+    authn.check_origin(request)
     body = await auth_routes.read_body(request, schema.DecisionSchema())
     ctx = context(request)
     http = _authorization_request(body["query"])
@@ -199,13 +198,13 @@ async def consent_decision(request: web.Request) -> web.Response:
 
 
 async def list_grants(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     found = await oauth_db.list_grants(request.app[appkeys.DB], workspace_id=principal.workspace_id)
     return common.ok(request, {"agents": schema.GrantSchema(many=True).dump(found)})
 
 
 async def revoke_grant(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     keys.require_manager(principal)
     try:
         grant_id = uuid.UUID(request.match_info["grant_id"])

@@ -9,10 +9,9 @@ from typing import Any
 from aiohttp import web
 
 from lookout import appkeys, errors, middleware
-from lookout.access import auth, idempotency, invoke
-from lookout.access.services import Services
+from lookout.access import idempotency, invoke
 from lookout.capabilities import registry
-from lookout.routes import common
+from lookout.routes import authn, common
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -58,7 +57,7 @@ def verb_handler(verb: registry.Verb) -> Handler:
         request[appkeys.VERB] = verb.name
         key = request.headers.get("Idempotency-Key")
         # A replayed answer skips `invoke` and its revocation check: no cached key for it.
-        principal = await auth.authenticate(request, checks_revocation=key is None)
+        principal = await authn.authenticate(request, checks_revocation=key is None)
         body, run_async = _split_async(await common.json_body(request))
         if key is None:
             return _response(await _invoke(request, verb, body, principal, run_async))
@@ -71,7 +70,7 @@ async def _invoke(
     request: web.Request, verb: registry.Verb, body: Any, principal: Any, run_async: bool
 ) -> invoke.Outcome:
     return await invoke.invoke(
-        Services.of_app(request.app),
+        appkeys.services(request.app),
         verb.name,
         body,
         principal,
@@ -90,7 +89,7 @@ async def _idempotent(
     key: str,
 ) -> web.StreamResponse:
     """Replay the first answer to this key; otherwise run and remember the answer."""
-    db = Services.of_app(request.app).db
+    db = appkeys.services(request.app).db
     scope = idempotency.Scope(principal.workspace_id, principal.actor, idempotency.check_key(key))
     fingerprint = idempotency.fingerprint(request.method, request.path, [body, run_async])
     replay = await idempotency.begin(db, scope, fingerprint=fingerprint)

@@ -8,7 +8,23 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from lookout import errors
-from lookout.access import keys, passwords
+
+# The API's own vocabulary, owned here (layer 2) and used by lookout.access.keys and
+# lookout.access.passwords, so a schema never imports the layer above it.
+PASSWORD_MIN_LENGTH = 10
+PASSWORD_MAX_LENGTH = 1024
+# A key's scope, chosen when it is made. `full`: what its creator may do now (an owner's key
+# acts as an editor: keys never manage the workspace). `read-only`: a viewer's rights, at most:
+# it reads, and never spends credits, starts or changes a watch, or touches keys.
+SCOPE_FULL = "full"
+SCOPE_READ_ONLY = "read-only"
+SCOPES = (SCOPE_FULL, SCOPE_READ_ONLY)
+
+
+def scope_of(scopes: list[str]) -> str:
+    """The scope stored in `api_keys.scopes` (keys made before scopes existed are full)."""
+    return SCOPE_READ_ONLY if SCOPE_READ_ONLY in scopes else SCOPE_FULL
+
 
 MAX_EMAIL = 254
 MAX_KEY_NAME = 100
@@ -43,7 +59,7 @@ class SignupSchema(StrictSchema):
     email = _email()
     password = fields.String(
         required=True,
-        validate=validate.Length(min=passwords.MIN_LENGTH, max=passwords.MAX_LENGTH),
+        validate=validate.Length(min=PASSWORD_MIN_LENGTH, max=PASSWORD_MAX_LENGTH),
     )
     invite = fields.String(
         load_default=None,
@@ -56,7 +72,7 @@ class LoginSchema(StrictSchema):
     email = _email()
     # No minimum here: a short password is simply wrong, and says so like any other.
     password = fields.String(
-        required=True, validate=validate.Length(min=1, max=passwords.MAX_LENGTH)
+        required=True, validate=validate.Length(min=1, max=PASSWORD_MAX_LENGTH)
     )
 
 
@@ -66,8 +82,8 @@ class NewKeySchema(StrictSchema):
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=MAX_KEY_RATE)
     )
     scope = fields.String(
-        load_default=keys.FULL,
-        validate=validate.OneOf(keys.SCOPES),
+        load_default=SCOPE_FULL,
+        validate=validate.OneOf(SCOPES),
         metadata={"description": _SCOPE_HELP},
     )
 
@@ -109,7 +125,7 @@ class ApiKeySchema(StrictSchema):
     name = fields.String(required=True)
     prefix = fields.String(required=True)
     scope = fields.Method(
-        "_scope", metadata={"type": "string", "enum": list(keys.SCOPES), "description": _SCOPE_HELP}
+        "_scope", metadata={"type": "string", "enum": list(SCOPES), "description": _SCOPE_HELP}
     )
     rate_limit_per_minute = fields.Integer(allow_none=True)
     created_at = fields.AwareDateTime(required=True)
@@ -117,7 +133,7 @@ class ApiKeySchema(StrictSchema):
     revoked_at = fields.AwareDateTime(allow_none=True)
 
     def _scope(self, key: Any) -> str:
-        return keys.scope_of(self.get_attribute(key, "scopes", []))
+        return scope_of(self.get_attribute(key, "scopes", []))
 
 
 class CreatedKeySchema(ApiKeySchema):

@@ -7,11 +7,11 @@ import contextlib
 import logging
 import uuid
 
-from lookout import errors, heartbeat
+from lookout import errors, heartbeat, parts
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.agent import graph
-from lookout.chat import lease, notices, parts, turns
+from lookout.chat import lease, notices, turns
 from lookout.db import checkpointer, repo
 from lookout.notify import alerts, deliveries
 from lookout.ops import instrument

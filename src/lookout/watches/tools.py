@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from lookout import parts
 from lookout.agent.context import TurnContext
-from lookout.chat import parts
 from lookout.db import repo
 from lookout.watches import controls, service
 

@@ -9,9 +9,10 @@ from typing import Any
 from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
-from lookout.schema import accounts, chats, connectors, responses, watches
+from lookout.routes import responses
+from lookout.routes.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
+from lookout.schema import accounts, chats, connectors, watches
 from lookout.schema import oauth as oauth_schema
-from lookout.schema.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
 
 TAGS = [
     {"name": "verbs", "description": "The verbs and their schemas"},

@@ -14,8 +14,8 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 
 from lookout import __version__, capabilities
 from lookout.capabilities import registry
-from lookout.schema import openapi_ops as ops
-from lookout.schema import openapi_paths, responses
+from lookout.routes import openapi_ops as ops
+from lookout.routes import openapi_paths, responses
 
 _IDEMPOTENCY_HELP = (
     "Retry safely: the first answer to a key is stored for 24 hours and a repeat of the same "

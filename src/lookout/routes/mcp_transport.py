@@ -16,8 +16,8 @@ from mcp.types import jsonrpc
 from lookout import appkeys, errors, middleware
 from lookout.access import auth, oauth_tokens
 from lookout.access.principals import Principal
-from lookout.access.services import Services
 from lookout.mcp import server
+from lookout.routes import authn
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ async def _post(request: web.Request) -> web.StreamResponse:
     if not isinstance(message, jsonrpc.JSONRPCRequest):
         return web.Response(status=202)  # notifications and responses need no answer
     ctx = server.Context(
-        services=Services.of_app(request.app),
+        services=appkeys.services(request.app),
         principal=principal,
         request_id=middleware.request_id(request),
         version=version,
@@ -76,7 +76,7 @@ async def _post(request: web.Request) -> web.StreamResponse:
 def _check_origin(request: web.Request) -> None:
     """Browsers send Origin; a page on another site must not drive a user's MCP session."""
     origin = request.headers.get("Origin")
-    if origin is not None and not auth.origin_allowed(request, origin):
+    if origin is not None and not authn.origin_allowed(request, origin):
         raise Refused(403, f"Origin {origin} is not allowed to use this MCP endpoint.")
 
 
@@ -85,7 +85,7 @@ async def _authenticate(request: web.Request) -> tuple[Principal, frozenset[str]
     challenge = f'Bearer resource_metadata="{metadata_url(request)}"'
     db, usage = request.app[appkeys.DB], request.app[appkeys.KEY_USAGE]
     try:
-        token = auth.bearer_token(request)
+        token = authn.bearer_token(request)
         if token is None:
             raise errors.Unauthenticated(
                 "Sign in (OAuth) or send a Lookout API key: 'Authorization: Bearer lk_...'."
