@@ -9,8 +9,8 @@ import asyncpg
 import pytest
 
 from lookout import app, appkeys
+from lookout.chat import turns
 from lookout.db import repo
-from lookout.ops import instrument
 from lookout.settings import Settings
 from tests.integration import factories, sse
 from tests.integration.factories import (
@@ -186,7 +186,7 @@ async def test_a_turn_cut_off_while_its_answer_is_stored_keeps_the_answer(
     assert stream.types[-1] == "finish"  # not the "interrupted" error part
     assert [m["role"] for m in stored] == ["user", "assistant"]
     said = " ".join(p.get("text", "") for p in stored[1]["parts"] if p["type"] == "text")
-    assert "**menu**" in said and instrument.INTERRUPTED not in said
+    assert "**menu**" in said and turns.INTERRUPTED not in said
 
 
 async def test_resume_replays_exactly_the_missed_events(

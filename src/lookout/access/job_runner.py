@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -22,7 +23,17 @@ _PROGRESS_EVERY_S = 0.5
 
 @instrument.job
 async def execute(services: Services, job_id: uuid.UUID) -> None:
-    """Claim and run a job once; a redelivered message for a finished or live job does nothing."""
+    """Claim and run a job once; a redelivered message for a finished or live job does nothing.
+    A job cut off by shutdown is released back to the queue."""
+    try:
+        await _execute(services, job_id)
+    except asyncio.CancelledError:
+        await asyncio.shield(repo.release_job(services.db, job_id=job_id))
+        logger.warning("job cut off by shutdown: back in the queue")
+        raise
+
+
+async def _execute(services: Services, job_id: uuid.UUID) -> None:
     job = await repo.claim_job(services.db, job_id=job_id, lease_s=LEASE_S)
     if job is None:
         await _close_if_cancelled(services, job_id)

@@ -32,6 +32,7 @@ MAX_TEXT = 8000
 # every this many seconds (a watch that scrapes one page is one Redis write, not five).
 SCHEDULED_LINGER_S = 0.5
 CANCELLED_DRAIN_S = 1.0
+INTERRUPTED = "I was interrupted before I could finish (the service restarted). Please ask again."
 WatchFactory = Callable[[TurnContext], WatchTools | None]
 # A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
 # is then finished in the statement that stores the answer (see runner).
@@ -89,7 +90,29 @@ async def execute(
     run_end: RunEnd | None = None,
     condition: dict[str, Any] | None = None,
 ) -> list[parts.Part]:
-    """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
+    """Run a begun turn to the end; returns the parts it published. Never leaves the lease.
+    Cut off by shutdown, it is ended as `_interrupted` says, then the cancellation goes on."""
+    try:
+        return await _execute(
+            services, chat_graph, turn, text, principal,
+            watches=watches, run_end=run_end, condition=condition,
+        )  # fmt: skip
+    except asyncio.CancelledError:
+        await asyncio.shield(_interrupted(services, turn))
+        raise
+
+
+async def _execute(
+    services: Services,
+    chat_graph: graph.Graph,
+    turn: Turn,
+    text: str,
+    principal: Principal,
+    *,
+    watches: WatchFactory | None,
+    run_end: RunEnd | None,
+    condition: dict[str, Any] | None,
+) -> list[parts.Part]:
     emitted: list[parts.Part] = []
     linger_s = SCHEDULED_LINGER_S if turn.source == "automation" else 0.0
     publisher = events.Publisher(services.redis, turn.chat.id, turn.id, linger_s=linger_s)
@@ -132,7 +155,7 @@ async def execute(
             await publisher.drain()
         raise
     except asyncio.CancelledError:
-        # What was emitted goes out before the interruption notice (instrument.chat_turn),
+        # What was emitted goes out before the interruption notice (`_interrupted`),
         # within the shutdown's wait for it.
         with contextlib.suppress(errors.LookoutError):
             await publisher.drain(CANCELLED_DRAIN_S)
@@ -149,6 +172,42 @@ async def execute(
         logger.warning("turn stored but not streamed to its end: %s", exc.message)
     await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
+
+
+async def _interrupted(services: Services, turn: Turn) -> None:
+    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer.
+    One whose release stored its answer (or ended its run) just before the cut finishes as usual.
+
+    A watch's turn is left unanswered on purpose: its run goes back to the queue and the retry
+    writes the answer (one per run, see chat_messages_run_role_key).
+    """
+    try:
+        if turn.run_id is None:
+            stored = await repo.insert_chat_message(
+                services.db, message_id=turn.message_id, chat_id=turn.chat.id,
+                workspace_id=turn.chat.workspace_id, role="assistant", source=turn.source,
+                parts=[{"type": "text", "text": INTERRUPTED}], run_id=None,
+            )  # fmt: skip
+            if stored is None:  # the answer went in with the release, just before the cut
+                await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
+                return
+        elif await _run_ended(services, turn.run_id):
+            # The release ended the run with its answer just before the cut: nothing to retry.
+            await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
+            return
+        await events.publish(services.redis, turn.chat.id, turn.id, parts.error(
+            "interrupted", INTERRUPTED if turn.run_id is None else "Interrupted; retrying soon."
+        ))  # fmt: skip
+    except Exception:
+        logger.exception("could not record an interrupted turn")
+
+
+async def _run_ended(services: Services, run_id: uuid.UUID) -> bool:
+    """Whether the run is over; unknown (the database away) counts as not."""
+    try:
+        return not await repo.run_is_running(services.db, run_id=run_id)
+    except errors.LookoutError:
+        return False
 
 
 async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bool:

@@ -1,8 +1,9 @@
 """Decorators for the four units of work: a verb call, a chat turn, a watch run, a job.
 
-Each binds the unit's ids to the log context, records its metrics, and says what happens when
-shutdown cuts it off (cancellation): a web turn is answered "interrupted", a run or a job goes
-back to the queue. One decorator line at each definition keeps the services free of this.
+Each only binds the unit's ids to the log context and records its metrics (layer 3: it imports
+nothing above lookout.access). What happens when shutdown cuts a unit off is the unit's own
+code: the interrupted answer in chat.turns, the run requeue in watches.runner, the job release
+in access.job_runner.
 """
 
 from __future__ import annotations
@@ -12,20 +13,16 @@ import functools
 import inspect
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from lookout import errors, logs, parts
+from lookout import errors, logs
 from lookout.capabilities import registry
-from lookout.chat import events
-from lookout.db import repo
 from lookout.ops import metrics
 
 logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-INTERRUPTED = "I was interrupted before I could finish (the service restarted). Please ask again."
 
 
 def _arguments(fn: Callable[..., Any]) -> Callable[..., dict[str, Any]]:
@@ -80,7 +77,7 @@ def chat_turn(fn: F) -> F:
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         given = arguments(*args, **kwargs)
-        turn, services = given["turn"], given["services"]
+        turn = given["turn"]
         chat = turn.chat
         with logs.bound(turn_id=turn.id, chat_id=chat.id, workspace_id=chat.workspace_id,
                         run_id=turn.run_id):  # fmt: skip
@@ -89,9 +86,8 @@ def chat_turn(fn: F) -> F:
                 emitted = await fn(*args, **kwargs)
                 outcome = "failed" if any(p["type"] == "error" for p in emitted) else "succeeded"
                 return emitted
-            except asyncio.CancelledError:
+            except asyncio.CancelledError:  # chat.turns.execute answered "interrupted"
                 outcome = "interrupted"
-                await asyncio.shield(_interrupted(services, turn))
                 raise
             finally:
                 elapsed = time.monotonic() - started
@@ -102,56 +98,15 @@ def chat_turn(fn: F) -> F:
     return cast(F, wrapper)
 
 
-async def _interrupted(services: Any, turn: Any) -> None:
-    """End a turn shutdown cut off: listeners see it end; a person's turn gets an answer.
-    One whose release stored its answer (or ended its run) just before the cut finishes as usual.
-
-    A watch's turn is left unanswered on purpose: its run goes back to the queue and the retry
-    writes the answer (one per run, see chat_messages_run_role_key).
-    """
-    try:
-        if turn.run_id is None:
-            stored = await repo.insert_chat_message(
-                services.db, message_id=turn.message_id, chat_id=turn.chat.id,
-                workspace_id=turn.chat.workspace_id, role="assistant", source=turn.source,
-                parts=[{"type": "text", "text": INTERRUPTED}], run_id=None,
-            )  # fmt: skip
-            if stored is None:  # the answer went in with the release, just before the cut
-                await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
-                return
-        elif await _run_ended(services, turn.run_id):
-            # The release ended the run with its answer just before the cut: nothing to retry.
-            await events.publish(services.redis, turn.chat.id, turn.id, parts.finish())
-            return
-        await events.publish(services.redis, turn.chat.id, turn.id, parts.error(
-            "interrupted", INTERRUPTED if turn.run_id is None else "Interrupted; retrying soon."
-        ))  # fmt: skip
-    except Exception:
-        logger.exception("could not record an interrupted turn")
-
-
-async def _run_ended(services: Any, run_id: uuid.UUID) -> bool:
-    """Whether the run is over; unknown (the database away) counts as not."""
-    try:
-        return not await repo.run_is_running(services.db, run_id=run_id)
-    except errors.LookoutError:
-        return False
-
-
 def watch_run(fn: F) -> F:
-    """For `runner.execute`: run id on every line, runs by status; a cut-off run is requeued."""
+    """For `runner.execute`: run id on every line, runs by status (a cut-off run's requeue is
+    counted by `run_requeued`)."""
     arguments = _arguments(fn)
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = arguments(*args, **kwargs)
-        services, run_id = given["services"], given["run_id"]
-        with logs.bound(run_id=run_id):
-            try:
-                status = await fn(*args, **kwargs)
-            except asyncio.CancelledError:
-                await asyncio.shield(_requeue_run(services, run_id))
-                raise
+        with logs.bound(run_id=arguments(*args, **kwargs)["run_id"]):
+            status = await fn(*args, **kwargs)
             metrics.WATCH_RUNS.labels(status).inc()
             logger.info("watch run %s", status)
             return status
@@ -159,27 +114,18 @@ def watch_run(fn: F) -> F:
     return cast(F, wrapper)
 
 
-async def _requeue_run(services: Any, run_id: uuid.UUID) -> None:
-    await repo.requeue_run(services.db, run_id=run_id)
+def run_requeued() -> None:
     metrics.WATCH_RUNS.labels("requeued").inc()
-    logger.warning("watch run cut off by shutdown: back in the queue")
 
 
 def job(fn: F) -> F:
-    """For `job_runner.execute`: job id on every line; a job cut off by shutdown is requeued."""
+    """For `job_runner.execute`: job id on every line."""
     arguments = _arguments(fn)
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = arguments(*args, **kwargs)
-        services, job_id = given["services"], given["job_id"]
-        with logs.bound(job_id=job_id):
-            try:
-                return await fn(*args, **kwargs)
-            except asyncio.CancelledError:
-                await asyncio.shield(repo.release_job(services.db, job_id=job_id))
-                logger.warning("job cut off by shutdown: back in the queue")
-                raise
+        with logs.bound(job_id=arguments(*args, **kwargs)["job_id"]):
+            return await fn(*args, **kwargs)
 
     return cast(F, wrapper)
 

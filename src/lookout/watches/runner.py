@@ -25,7 +25,22 @@ OUT_OF_CREDITS = "insufficient_credits"
 
 @instrument.watch_run
 async def execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
-    """Run one claimed run to its end; returns the final status ('duplicate' if not claimed)."""
+    """Run one claimed run to its end; returns the final status ('duplicate' if not claimed).
+    A run cut off by shutdown goes back to the queue: its retry writes the answer."""
+    try:
+        return await _execute(services, chat_graph, run_id)
+    except asyncio.CancelledError:
+        await asyncio.shield(_requeue(services, run_id))
+        raise
+
+
+async def _requeue(services: Services, run_id: uuid.UUID) -> None:
+    await repo.requeue_run(services.db, run_id=run_id)
+    instrument.run_requeued()
+    logger.warning("watch run cut off by shutdown: back in the queue")
+
+
+async def _execute(services: Services, chat_graph: graph.Graph, run_id: uuid.UUID) -> str:
     # One round trip: the claim, the watch, its chat, its creator's role and, when it may run,
     # the start of its turn (the chat's lease, the question and the thread's checkpoint).
     chat_token = uuid.uuid4()
