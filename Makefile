@@ -61,6 +61,7 @@ lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache  # the layering (.importlinter, CONTRIBUTING.md)
 
 fmt: install
 	$(BIN)/ruff format src tests bench

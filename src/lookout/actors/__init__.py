@@ -1,4 +1,4 @@
-"""Dramatiq actors (layer 7, a door). `lookout.broker.setup()` installs the real broker and
+"""Dramatiq actors (layer 7, a door; imports anything below). `lookout.broker.setup()` installs the real broker and
 declares them all; services never import this package, they send by name (`lookout.queue`).
 
 Why a placeholder broker is still installed here: nothing in the service imports an actor module

@@ -1,4 +1,8 @@
-"""Capabilities ("verbs"). Importing this package registers every verb in `registry`."""
+"""Capabilities ("verbs"), layer 2. Importing this package registers every verb in `registry`.
+
+Imports only foundations (layer 1) and its layer-2 siblings (db, schema): a verb knows nothing
+of who calls it (see CONTRIBUTING.md, "Layers").
+"""
 
 from __future__ import annotations
 

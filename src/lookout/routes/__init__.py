@@ -1,4 +1,8 @@
-"""Every route of the web process, listed in one function."""
+"""Every route of the web process, listed in one function (layer 7, a door).
+
+Request parsing, authentication from the request (authn), OpenAPI assembly; handlers call
+services (layers 3-6).
+"""
 
 from __future__ import annotations
 
