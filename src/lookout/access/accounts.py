@@ -5,9 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import uuid
+from typing import Any
+
+import asyncpg
 
 from lookout import errors
-from lookout.access import keys, passwords
+from lookout.access import keys, passwords, principals
 from lookout.db import repo
 
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
@@ -109,3 +112,49 @@ async def create_key(
         scopes=[scope],
     )
     return NewKey(key=key, text=text)
+
+
+async def list_keys(db: asyncpg.Pool, principal: principals.Principal) -> list[repo.ApiKey]:
+    """The workspace's API keys (any member may list them)."""
+    return await repo.list_api_keys(db, workspace_id=principal.workspace_id)
+
+
+async def revoke_key(
+    db: asyncpg.Pool, principal: principals.Principal, key_id: uuid.UUID
+) -> repo.ApiKey:
+    """Revoke at once; revoking a revoked key again is not an error (DELETE is idempotent)."""
+    await repo.revoke_api_key(db, key_id=key_id, workspace_id=principal.workspace_id)
+    key = await repo.get_api_key(db, key_id=key_id, workspace_id=principal.workspace_id)
+    if key is None:
+        raise errors.NotFound("No such API key.")
+    return key
+
+
+async def user_workspaces(db: asyncpg.Pool, user_id: uuid.UUID) -> list[repo.MemberWorkspace]:
+    return await repo.list_user_workspaces(db, user_id=user_id)
+
+
+async def describe(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
+    """Who is asking and where: the user (null for an API key) and their workspaces."""
+    if principal.user_id is None:
+        own = await _key_workspace(db, principal)
+        return {"auth": principal.kind, "user": None, "workspaces": [own], "workspace": own}
+    user = await repo.get_user(db, user_id=principal.user_id)
+    workspaces = await repo.list_user_workspaces(db, user_id=principal.user_id)
+    current = next((ws for ws in workspaces if ws.id == principal.workspace_id), None)
+    if user is None or current is None:
+        raise errors.Unauthenticated()
+    return {"auth": principal.kind, "user": user, "workspaces": workspaces, "workspace": current}
+
+
+async def _key_workspace(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
+    workspace = await repo.get_workspace(db, workspace_id=principal.workspace_id)
+    if workspace is None:
+        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
+    balance = await repo.get_balance(db, workspace_id=workspace.id)
+    return {
+        "id": workspace.id,
+        "name": workspace.name,
+        "role": principal.role,
+        "balance": balance or 0,
+    }

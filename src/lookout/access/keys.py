@@ -10,7 +10,9 @@ import time
 import uuid
 from typing import Generic, TypeVar
 
-from lookout import errors
+import redis.asyncio as aioredis
+
+from lookout import errors, redis_client
 from lookout.access import principals
 from lookout.db import repo
 from lookout.schema import accounts as account_schema
@@ -121,3 +123,26 @@ class KeyCache(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+async def announce_revocation(redis: aioredis.Redis, key_id: uuid.UUID) -> None:
+    """Tell every web process, whose caches may still hold the key, to refuse it from now on.
+
+    Repeated on every DELETE of a revoked key, so retrying a DELETE that failed here finishes it.
+    """
+    try:
+        await redis.set(revoked_marker(key_id), "1", ex=REVOKED_MARKER_TTL_S)
+    except redis_client.UNREACHABLE as exc:
+        raise errors.Unavailable(
+            "The key is revoked, but Redis could not be told, so a web process may accept it "
+            f"for up to {CACHE_TTL_S:.0f} s; repeat this request to finish revoking."
+        ) from exc
+
+
+def require_manager(principal: principals.Principal) -> None:
+    """Keys make keys nothing: a leaked key must not be able to mint or revoke others."""
+    if principal.kind != "session":
+        raise errors.Forbidden(
+            "API keys cannot create or revoke API keys; sign in to Lookout to manage them."
+        )
+    principal.require("editor")

@@ -10,12 +10,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+import asyncpg
 from authlib.oauth2.rfc6749 import OAuth2Error
 
 from lookout import errors
 from lookout.access import oauth_models as models
 from lookout.access import oauth_server
 from lookout.access.oauth_server import Answer, Context, HttpRequest
+from lookout.access.principals import Principal
+from lookout.db import oauth as oauth_db
 from lookout.db import repo
 
 T = TypeVar("T")
@@ -138,3 +141,19 @@ def _decide(
         grant.request, grant_user=grantor, grant=grant
     )
     return answer
+
+
+async def list_grants(db: asyncpg.Pool, principal: Principal) -> list[oauth_db.Grant]:
+    """The workspace's connected agents."""
+    return await oauth_db.list_grants(db, workspace_id=principal.workspace_id)
+
+
+async def revoke_grant(
+    db: asyncpg.Pool, principal: Principal, grant_id: uuid.UUID
+) -> oauth_db.Grant:
+    """Revoke a connected agent at once; revoking it again is not an error (DELETE)."""
+    await oauth_db.revoke_grant(db, grant_id=grant_id, workspace_id=principal.workspace_id)
+    found = await oauth_db.get_grant(db, grant_id=grant_id, workspace_id=principal.workspace_id)
+    if found is None:
+        raise errors.NotFound("No such connected agent.")
+    return found

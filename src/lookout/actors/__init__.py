@@ -1,5 +1,6 @@
-"""Dramatiq actors (layer 7, a door; imports anything below). `lookout.broker.setup()` installs the real broker and
-declares them all; services never import this package, they send by name (`lookout.queue`).
+"""Dramatiq actors (layer 7, a door: may import anything below). `lookout.broker.setup()`
+installs the real broker and declares them all; services never import this package, they send
+by name (`lookout.queue`).
 
 Why a placeholder broker is still installed here: nothing in the service imports an actor module
 before setup() any more, but test modules (and tests/reliability scripts) do, at collection, before

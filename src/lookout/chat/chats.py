@@ -87,3 +87,12 @@ async def messages(
         db, chat_id=chat_id, workspace_id=principal.workspace_id, after_seq=after,
         limit=max(1, min(limit, MAX_PAGE)),
     )  # fmt: skip
+
+
+async def list_page(
+    db: asyncpg.Pool, principal: Principal, *, limit: int, offset: int
+) -> list[repo.Chat]:
+    """A page of the workspace's chats."""
+    return await repo.list_chats(
+        db, workspace_id=principal.workspace_id, limit=limit, offset=offset
+    )

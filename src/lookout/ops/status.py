@@ -188,3 +188,8 @@ async def report(
     else:
         print(render(status, max_overdue_s))
     return 1 if status.problems(max_overdue_s) else 0
+
+
+async def ping_database(db: asyncpg.Pool) -> None:
+    """Postgres answers (readiness, and the metrics' `lookout_postgres_up`)."""
+    await repo.ping(db)

@@ -6,18 +6,15 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-import asyncpg
 from aiohttp import web
 from marshmallow import Schema
 
 from lookout import appkeys, errors
-from lookout.access import auth, passwords, principals, throttle
+from lookout.access import accounts, auth, sessions, throttle
 from lookout.access import signup as signups
 from lookout.db import repo
 from lookout.routes import authn, common
 from lookout.schema import accounts as schema
-
-WRONG_CREDENTIALS = "Wrong email or password."
 
 
 async def read_body(request: web.Request, loader: Schema) -> dict[str, Any]:
@@ -73,7 +70,7 @@ async def logout_everywhere(request: web.Request) -> web.Response:
     if user is None:
         raise errors.Unauthenticated()
     authn.check_origin(request)
-    ended = await repo.delete_user_sessions(request.app[appkeys.DB], user_id=user.id)
+    ended = await sessions.end_all(request.app[appkeys.DB], user.id)
     response = common.ok(request, {"signed_out": True, "sessions_ended": ended})
     drop_cookie(request, response)
     return response
@@ -83,7 +80,7 @@ async def end_session(request: web.Request) -> None:
     """Forget the session the request's cookie names, if any."""
     token = authn.session_token(request)
     if token is not None:
-        await repo.delete_session(request.app[appkeys.DB], token_hash=auth.session_digest(token))
+        await sessions.end(request.app[appkeys.DB], token)
 
 
 def drop_cookie(request: web.Request, response: web.Response) -> None:
@@ -93,22 +90,16 @@ def drop_cookie(request: web.Request, response: web.Response) -> None:
 
 async def me(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
-    data = await describe(request.app[appkeys.DB], principal)
+    data = await accounts.describe(request.app[appkeys.DB], principal)
     return common.ok(request, schema.MeSchema().dump(data))
 
 
 async def check_password(request: web.Request, *, email: str, password: str) -> repo.User:
     """The user, when the password is right and the throttle allows another attempt."""
-    redis = request.app[appkeys.REDIS]
     ip = client_address(request, request.app[appkeys.SETTINGS].forwarded_hops)
-    await throttle.attempt(redis, email=email, ip=ip)
-    user = await repo.get_user_by_email(request.app[appkeys.DB], email=email)
-    # Verified even when the email is unknown, so both failures cost and answer the same.
-    right = await passwords.verify_password(user.password_hash if user else None, password)
-    if user is None or not right:
-        raise errors.Unauthenticated(WRONG_CREDENTIALS)
-    await throttle.succeeded(redis, email=email, ip=ip)
-    return user
+    return await sessions.sign_in(
+        request.app[appkeys.DB], request.app[appkeys.REDIS], email=email, password=password, ip=ip
+    )
 
 
 async def start_session(request: web.Request, response: web.Response, user: repo.User) -> None:
@@ -126,32 +117,6 @@ async def start_session(request: web.Request, response: web.Response, user: repo
         samesite="Lax",
         secure=settings.cookie_secure,
     )
-
-
-async def describe(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
-    """Who is asking and where: the user (null for an API key) and their workspaces."""
-    if principal.user_id is None:
-        own = await key_workspace(db, principal)
-        return {"auth": principal.kind, "user": None, "workspaces": [own], "workspace": own}
-    user = await repo.get_user(db, user_id=principal.user_id)
-    workspaces = await repo.list_user_workspaces(db, user_id=principal.user_id)
-    current = next((ws for ws in workspaces if ws.id == principal.workspace_id), None)
-    if user is None or current is None:
-        raise errors.Unauthenticated()
-    return {"auth": principal.kind, "user": user, "workspaces": workspaces, "workspace": current}
-
-
-async def key_workspace(db: asyncpg.Pool, principal: principals.Principal) -> dict[str, Any]:
-    workspace = await repo.get_workspace(db, workspace_id=principal.workspace_id)
-    if workspace is None:
-        raise errors.Unauthenticated("This API key is not valid or has been revoked.")
-    balance = await repo.get_balance(db, workspace_id=workspace.id)
-    return {
-        "id": workspace.id,
-        "name": workspace.name,
-        "role": principal.role,
-        "balance": balance or 0,
-    }
 
 
 def client_address(request: web.Request, hops: int) -> str:

@@ -48,9 +48,7 @@ def _run_id(request: web.Request) -> uuid.UUID:
 
 async def list_watches(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
-    found = await repo.list_watches(
-        request.app[appkeys.DB], workspace_id=principal.workspace_id, limit=MAX_LISTED
-    )
+    found = await service.list_all(request.app[appkeys.DB], principal, limit=MAX_LISTED)
     return common.ok(request, {"watches": [service.summary(a) for a in found]})
 
 
@@ -85,10 +83,7 @@ async def stop_watch(request: web.Request) -> web.Response:
 async def list_runs(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
     db = request.app[appkeys.DB]
-    automation = await service.get(db, principal, _automation_id(request))
-    runs = await repo.list_runs(
-        db, automation_id=automation.id, workspace_id=principal.workspace_id, limit=100
-    )
+    runs = await service.runs(db, principal, _automation_id(request), limit=100)
     sent = await deliveries.history(db, principal.workspace_id, [run.id for run in runs])
     views = [{**_run_view(run), "deliveries": sent.get(run.id, [])} for run in runs]
     return common.ok(request, {"runs": views})
@@ -98,13 +93,7 @@ async def get_run(request: web.Request) -> web.Response:
     """One run of a watch: its status, what it found (`changes`) and its deliveries."""
     principal = await authn.authenticate(request)
     db = request.app[appkeys.DB]
-    automation = await service.get(db, principal, _automation_id(request))
-    run = await repo.get_run(
-        db, run_id=_run_id(request), automation_id=automation.id,
-        workspace_id=principal.workspace_id,
-    )  # fmt: skip
-    if run is None:
-        raise errors.NotFound("No such run of this watch.")
+    run = await service.get_run(db, principal, _automation_id(request), _run_id(request))
     sent = await deliveries.history(db, principal.workspace_id, [run.id])
     return common.ok(request, {**_run_view(run), "deliveries": sent.get(run.id, [])})
 

@@ -17,7 +17,6 @@ from aiohttp_sse import EventSourceResponse, sse_response
 from lookout import appkeys, errors, parts
 from lookout.access.principals import Principal
 from lookout.chat import chats, events, stream_ids, turns
-from lookout.db import repo
 from lookout.ops import shutdown
 from lookout.routes import authn, common
 from lookout.schema import chats as schema
@@ -64,9 +63,7 @@ async def _watched_views(
     request: web.Request, principal: Principal, limit: int, offset: int
 ) -> list[dict[str, Any]]:
     db = request.app[appkeys.DB]
-    found = await repo.list_chats(
-        db, workspace_id=principal.workspace_id, limit=limit, offset=offset
-    )
+    found = await chats.list_page(db, principal, limit=limit, offset=offset)
     summaries = await service.summaries(db, principal.workspace_id, [c.id for c in found])
     return [chats.view(chat, summaries.get(chat.id)) for chat in found]
 

@@ -7,7 +7,7 @@ import asyncio
 from aiohttp import web
 
 from lookout import appkeys
-from lookout.db import repo
+from lookout.ops import status
 
 _CHECK_TIMEOUT_S = 2.0
 
@@ -17,7 +17,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def _postgres(app: web.Application) -> None:
-    await repo.ping(app[appkeys.DB])
+    await status.ping_database(app[appkeys.DB])
 
 
 async def _redis(app: web.Application) -> None:

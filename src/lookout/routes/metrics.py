@@ -17,7 +17,6 @@ from aiohttp import web
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 
 from lookout import appkeys, errors
-from lookout.db import repo
 from lookout.ops import metrics, multiproc, status
 
 logger = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ async def live_metrics(app: web.Application) -> list[Metric]:
                db.get_max_size()),
     ]  # fmt: skip
     checks = await asyncio.gather(
-        asyncio.wait_for(repo.ping(db), _CHECK_TIMEOUT_S),
+        asyncio.wait_for(status.ping_database(db), _CHECK_TIMEOUT_S),
         asyncio.wait_for(redis.ping(), _CHECK_TIMEOUT_S),
         return_exceptions=True,
     )

@@ -13,13 +13,12 @@ from aiohttp import web
 from authlib.common import security
 
 from lookout import appkeys, errors
-from lookout.access import oauth_flow, ratelimit
+from lookout.access import accounts, keys, oauth_flow, ratelimit
 from lookout.access import oauth_models as models
 from lookout.access.oauth_server import Answer, Context, HttpRequest, metadata
-from lookout.db import oauth as oauth_db
 from lookout.db import repo
 from lookout.routes import auth as auth_routes
-from lookout.routes import authn, common, keys
+from lookout.routes import authn, common
 from lookout.routes import mcp_transport as transport
 from lookout.schema import oauth as schema
 
@@ -153,7 +152,7 @@ async def consent_request(request: web.Request) -> web.Response:
         found = await oauth_flow.pending(context(request), _authorization_request(query))
     except oauth_flow.Problem as exc:
         raise _problem(exc) from None
-    workspaces = await repo.list_user_workspaces(request.app[appkeys.DB], user_id=user.id)
+    workspaces = await accounts.user_workspaces(request.app[appkeys.DB], user.id)
     return common.ok(request, _describe(found, user, workspaces))
 
 
@@ -199,7 +198,7 @@ async def consent_decision(request: web.Request) -> web.Response:
 
 async def list_grants(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
-    found = await oauth_db.list_grants(request.app[appkeys.DB], workspace_id=principal.workspace_id)
+    found = await oauth_flow.list_grants(request.app[appkeys.DB], principal)
     return common.ok(request, {"agents": schema.GrantSchema(many=True).dump(found)})
 
 
@@ -210,11 +209,7 @@ async def revoke_grant(request: web.Request) -> web.Response:
         grant_id = uuid.UUID(request.match_info["grant_id"])
     except ValueError:
         raise errors.NotFound("No such connected agent.") from None
-    db = request.app[appkeys.DB]
-    await oauth_db.revoke_grant(db, grant_id=grant_id, workspace_id=principal.workspace_id)
-    found = await oauth_db.get_grant(db, grant_id=grant_id, workspace_id=principal.workspace_id)
-    if found is None:
-        raise errors.NotFound("No such connected agent.")
+    found = await oauth_flow.revoke_grant(request.app[appkeys.DB], principal, grant_id)
     return common.ok(request, {"agent": schema.GrantSchema().dump(found)})
 
 

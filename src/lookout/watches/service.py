@@ -188,3 +188,31 @@ async def summaries(
     """The watch of each listed chat that has one, paused ones included (one indexed query)."""
     found = await repo.watches_for_threads_any(db, workspace_id=workspace_id, chat_ids=chat_ids)
     return {automation.chat_id: summary(automation) for automation in found}
+
+
+async def list_all(db: asyncpg.Pool, principal: Principal, *, limit: int) -> list[repo.Automation]:
+    """The workspace's watches, paused ones included."""
+    return await repo.list_watches(db, workspace_id=principal.workspace_id, limit=limit)
+
+
+async def runs(
+    db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID, *, limit: int
+) -> list[repo.Run]:
+    """The latest runs of one watch of the workspace (NotFound for another's)."""
+    automation = await get(db, principal, automation_id)
+    return await repo.list_runs(
+        db, automation_id=automation.id, workspace_id=principal.workspace_id, limit=limit
+    )
+
+
+async def get_run(
+    db: asyncpg.Pool, principal: Principal, automation_id: uuid.UUID, run_id: uuid.UUID
+) -> repo.Run:
+    """One run of one watch of the workspace (NotFound for another's)."""
+    automation = await get(db, principal, automation_id)
+    run = await repo.get_run(
+        db, run_id=run_id, automation_id=automation.id, workspace_id=principal.workspace_id
+    )
+    if run is None:
+        raise errors.NotFound("No such run of this watch.")
+    return run
