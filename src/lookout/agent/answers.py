@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from lookout.agent import comparing, reading
 from lookout.agent.tools import Call
+from lookout.capabilities import registry
 
 MAX_LISTED = 10
 
@@ -60,19 +62,27 @@ def reviews(output: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _pages(output: dict[str, Any], arguments: dict[str, Any]) -> str:
+    pages = output.get("pages") or []
+    if len(pages) > 1:
+        return comparing.compare(pages)
+    if not pages:
+        return "No pages."
+    return page_error(pages[0]) if pages[0].get("error") else reading.lead(pages[0])
+
+
+# Plain words for each way an output reads (registry.Verb.reads_as).
+_WORDS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
+    "pages": _pages,
+    "links": lambda output, arguments: links(
+        output, str(arguments.get("url") or arguments.get("query") or "the site")
+    ),
+    "places": lambda output, arguments: places(output, str(arguments.get("query", ""))),
+    "reviews": lambda output, arguments: reviews(output),
+}
+
+
 def of_output(verb: str, output: dict[str, Any], arguments: dict[str, Any]) -> str:
     """Plain words for any verb's output (a job result posted to the chat later)."""
-    if verb == "web.scrape":
-        pages = output.get("pages") or []
-        if len(pages) > 1:
-            return comparing.compare(pages)
-        if not pages:
-            return "No pages."
-        return page_error(pages[0]) if pages[0].get("error") else reading.lead(pages[0])
-    if verb == "web.discover":
-        return links(output, str(arguments.get("url") or arguments.get("query") or "the site"))
-    if verb == "maps.search":
-        return places(output, str(arguments.get("query", "")))
-    if verb == "maps.reviews":
-        return reviews(output)
-    return f"{verb} finished."
+    words = _WORDS.get(registry.reads_as(verb))
+    return words(output, arguments) if words is not None else f"{verb} finished."

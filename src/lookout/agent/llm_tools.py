@@ -163,9 +163,10 @@ async def _verb(
             "job_id": call.job_id,
             "note": "Still running as a job; its result will be kept under this job id.",
         }
-    if verb == "web.scrape":
+    reads_as = registry.reads_as(verb)
+    if reads_as == "pages":
         return {"pages": [_page(page, ctx, pages) for page in call.output.get("pages") or []]}
-    if verb in ("web.discover", "maps.search"):
+    if reads_as in registry.ITEM_LISTS:
         said = looks.found(verb, arguments, call.output, ctx, pages)
         return {**call.output, "what_changed": said or FIRST_LOOK}
     return call.output

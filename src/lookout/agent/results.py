@@ -12,6 +12,7 @@ import hashlib
 from typing import Any
 
 from lookout.agent import diffing, lines, marking
+from lookout.capabilities import registry
 
 MAX_ITEMS = 200
 ITEM_CHARS = 400
@@ -25,7 +26,7 @@ def key_of(verb: str, arguments: dict[str, Any]) -> str:
 
 def entry(verb: str, output: dict[str, Any]) -> dict[str, Any]:
     """A results snapshot: {identity: line}, bounded."""
-    if verb == "maps.search":
+    if registry.reads_as(verb) == "places":
         found = {str(place["place_ref"]): place_line(place) for place in output.get("places") or []}
     else:
         found = {

@@ -73,6 +73,7 @@ SEARCH = registry.register(
         max_units=_one_call,
         billable_units=_one_call,
         slow=False,
+        reads_as="places",
     )
 )
 
@@ -93,5 +94,6 @@ REVIEWS = registry.register(
         max_units=_one_call,
         billable_units=_one_call,
         slow=False,
+        reads_as="reviews",
     )
 )

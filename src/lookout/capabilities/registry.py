@@ -54,13 +54,29 @@ class Verb:
     read_only: bool = True
     idempotent: bool = True
     open_world: bool = True
+    # How its output reads, so the agent words and compares a result by what it is, never by
+    # the verb's name: "pages" (each page's content), "links" or "places" (lists of items whose
+    # changes a watch reports), "reviews", or "data" (shown as it is).
+    reads_as: str = "data"
+
+    @property
+    def lists_items(self) -> bool:
+        """Whether its output is a list of items (links, places) compared from look to look."""
+        return self.reads_as in ITEM_LISTS
 
     def is_slow(self, data: dict[str, Any]) -> bool:
         """Whether this validated input must run as a job."""
         return self.slow(data) if callable(self.slow) else self.slow
 
 
+ITEM_LISTS = frozenset({"links", "places"})
 REGISTRY: dict[str, Verb] = {}
+
+
+def reads_as(name: str) -> str:
+    """How the output of the verb called `name` reads ("data" for an unknown name)."""
+    verb = REGISTRY.get(name)
+    return verb.reads_as if verb is not None else "data"
 
 
 def register(verb: Verb) -> Verb:

@@ -25,6 +25,7 @@ SCRAPE = registry.register(
         max_units=scrape.max_units,
         billable_units=scrape.billable_units,
         slow=scrape.is_slow,
+        reads_as="pages",
     )
 )
 
@@ -49,5 +50,6 @@ DISCOVER = registry.register(
         max_units=discover.max_units,
         billable_units=discover.billable_units,
         slow=discover.is_slow,
+        reads_as="links",
     )
 )
