@@ -3,15 +3,13 @@ shown as scheme and host."""
 
 from __future__ import annotations
 
-from marshmallow import RAISE, Schema, fields, validate
+from marshmallow import fields, validate
 
 from lookout.notify import prefs
+from lookout.schema import strict
 from lookout.schema import watches as watches_schema
 
-
-class StrictSchema(Schema):
-    class Meta:
-        unknown = RAISE
+StrictSchema = strict.StrictSchema  # the one definition: lookout.schema.strict
 
 
 class NewTargetSchema(StrictSchema):

@@ -6,17 +6,14 @@ schemathesis in tests/reliability)."""
 
 from __future__ import annotations
 
-from marshmallow import RAISE, Schema, fields
+from marshmallow import fields
 
 from lookout.notify import schema as notify_schema
-from lookout.schema import accounts, connectors
+from lookout.schema import accounts, connectors, strict
 from lookout.schema import oauth as oauth_schema
 from lookout.schema import watches as watch_schemas
 
-
-class _Out(Schema):
-    class Meta:
-        unknown = RAISE
+_Out = strict.StrictSchema
 
 
 def _when(*, nullable: bool = False) -> fields.AwareDateTime:

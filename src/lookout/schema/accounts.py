@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import fields, validate
 
-from lookout import errors
+from lookout.schema import strict
 
 # The API's own vocabulary, owned here (layer 2) and used by lookout.access.keys and
 # lookout.access.passwords, so a schema never imports the layer above it.
@@ -37,18 +37,10 @@ _SCOPE_HELP = (
 )
 
 
-class StrictSchema(Schema):
-    class Meta:
-        unknown = RAISE
+StrictSchema = strict.StrictSchema  # the one definition: lookout.schema.strict
 
 
-def load(schema: Schema, raw: Any) -> dict[str, Any]:
-    """Validate `raw`; InvalidInput names every field to fix."""
-    try:
-        data: dict[str, Any] = schema.load(raw)
-    except ValidationError as exc:
-        raise errors.InvalidInput(fields=exc.messages) from None
-    return data
+load = strict.load
 
 
 def _email() -> fields.Email:

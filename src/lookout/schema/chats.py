@@ -7,27 +7,20 @@ from typing import Any
 import marshmallow
 from marshmallow import fields, validate
 
+from lookout.schema import strict
+
 MAX_MESSAGES = 500
 
 
-class NewChat(marshmallow.Schema):
-    class Meta:
-        unknown = marshmallow.RAISE
-
+class NewChat(strict.StrictSchema):
     title = fields.String(load_default="", validate=validate.Length(max=200))
 
 
-class Rename(marshmallow.Schema):
-    class Meta:
-        unknown = marshmallow.RAISE
-
+class Rename(strict.StrictSchema):
     title = fields.String(required=True, validate=validate.Length(max=200))
 
 
-class TextMessage(marshmallow.Schema):
-    class Meta:
-        unknown = marshmallow.RAISE
-
+class TextMessage(strict.StrictSchema):
     text = fields.String(required=True, validate=validate.Length(min=1, max=8000))
 
 
@@ -48,11 +41,8 @@ class UIMessage(marshmallow.Schema):
     parts = fields.List(fields.Nested(UIPart), required=True, validate=validate.Length(max=200))
 
 
-class UseChatBody(marshmallow.Schema):
+class UseChatBody(strict.StrictSchema):
     """What `useChat` (AI SDK 5/6) posts: the whole message list; we take the last user one."""
-
-    class Meta:
-        unknown = marshmallow.RAISE
 
     id = fields.String(validate=validate.Length(max=200))
     messages = fields.List(

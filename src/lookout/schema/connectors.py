@@ -4,11 +4,10 @@ header values never appear in an answer."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import ValidationError, fields, validate
 
-from lookout import errors
+from lookout.schema import strict
 
 MAX_HEADERS = 20
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
@@ -19,18 +18,10 @@ _RESERVED = frozenset(
 )  # fmt: skip
 
 
-class StrictSchema(Schema):
-    class Meta:
-        unknown = RAISE
+StrictSchema = strict.StrictSchema  # the one definition: lookout.schema.strict
 
 
-def load(schema: Schema, raw: Any) -> dict[str, Any]:
-    """Validate `raw`; InvalidInput names every field to fix."""
-    try:
-        data: dict[str, Any] = schema.load(raw)
-    except ValidationError as exc:
-        raise errors.InvalidInput(fields=exc.messages) from None
-    return data
+load = strict.load
 
 
 def _header_name(name: str) -> None:

@@ -7,14 +7,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from marshmallow import (
-    RAISE,
-    Schema,
     ValidationError,
     fields,
     post_load,
     validate,
     validates_schema,
 )
+
+from lookout.schema import strict
 
 MAX_URL = 2048
 MAX_URLS = 20
@@ -25,9 +25,7 @@ MAX_SEARCH_RESULTS = 50
 FORMATS = ("markdown", "text", "links", "html", "data")
 
 
-class StrictSchema(Schema):
-    class Meta:
-        unknown = RAISE
+StrictSchema = strict.StrictSchema  # the one definition: lookout.schema.strict
 
 
 def _http_url(value: str) -> None:

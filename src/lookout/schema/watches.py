@@ -5,11 +5,10 @@ from __future__ import annotations
 import marshmallow
 from marshmallow import fields, validate
 
+from lookout.schema import strict
 
-class NewWatch(marshmallow.Schema):
-    class Meta:
-        unknown = marshmallow.RAISE
 
+class NewWatch(strict.StrictSchema):
     chat_id = fields.UUID(required=True)
     message = fields.String(required=True, validate=validate.Length(min=1, max=2000))
     cadence = fields.String(required=True, validate=validate.Length(max=100))
@@ -26,11 +25,8 @@ _NEEDS_VALUE = ("below", "above", "changes_by")
 _NEEDS_TEXT = ("mentions", "absent", CUSTOM)
 
 
-class ConditionSchema(marshmallow.Schema):
+class ConditionSchema(strict.StrictSchema):
     """What a watch tells about: `{kind, value, text, unit}`."""
-
-    class Meta:
-        unknown = marshmallow.RAISE
 
     kind = fields.String(required=True, validate=validate.OneOf((*CONDITION_KINDS, CUSTOM)))
     value = fields.Float(
@@ -56,11 +52,8 @@ class ConditionSchema(marshmallow.Schema):
             raise marshmallow.ValidationError(f"{data['kind']} needs a text.", "text")
 
 
-class WatchEdit(marshmallow.Schema):
+class WatchEdit(strict.StrictSchema):
     """A PATCH of a watch: only the keys sent change; the watch is edited in place."""
-
-    class Meta:
-        unknown = marshmallow.RAISE
 
     message = fields.String(validate=validate.Length(min=1, max=2000))
     cadence = fields.String(validate=validate.Length(min=1, max=100))
