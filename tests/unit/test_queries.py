@@ -26,3 +26,17 @@ def test_parse_rejects_duplicates_and_strips_comments() -> None:
     assert parsed == {"a": "SELECT 1", "b": "SELECT 2"}
     with pytest.raises(ValueError, match="twice"):
         queries.parse("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n")
+
+
+def test_a_part_is_pasted_where_it_is_included_and_is_no_query_itself() -> None:
+    text = (
+        "-- part: cols\n-- says what\nSELECT a, b\nFROM t\n"
+        "-- name: one\n-- include: cols\nWHERE a = $1;\n"
+        "-- name: two\nWITH x AS (\n    -- include: cols\n    LIMIT 1\n) SELECT * FROM x;\n"
+    )
+    assert queries.parse(text) == {
+        "one": "SELECT a, b\nFROM t\nWHERE a = $1",
+        "two": "WITH x AS (\n    SELECT a, b\n    FROM t\n    LIMIT 1\n) SELECT * FROM x",
+    }
+    with pytest.raises(ValueError, match="no `-- part:` defines"):
+        queries.parse("-- name: a\n-- include: nowhere\nWHERE 1;\n")

@@ -628,26 +628,7 @@ WITH run AS (
       AND chats.updated_at = claimed.c_updated_at
     RETURNING chats.id, chats.workspace_id
 ), latest AS (
-    SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata,
-        (
-            SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
-            FROM jsonb_each_text(checkpoint -> 'channel_versions')
-            JOIN checkpoint_blobs bl
-                ON bl.thread_id = checkpoints.thread_id
-                AND bl.checkpoint_ns = checkpoints.checkpoint_ns
-                AND bl.channel = jsonb_each_text.key
-                AND bl.version = jsonb_each_text.value
-        ) AS channel_values,
-        (
-            SELECT array_agg(array[cw.task_id::text::bytea, cw.channel::bytea, cw.type::bytea,
-                                   cw.blob, convert_to(cw.task_path, 'UTF8'),
-                                   cw.idx::text::bytea])
-            FROM checkpoint_writes cw
-            WHERE cw.thread_id = checkpoints.thread_id
-                AND cw.checkpoint_ns = checkpoints.checkpoint_ns
-                AND cw.checkpoint_id = checkpoints.checkpoint_id
-        ) AS pending_writes
-    FROM checkpoints
+    -- include: checkpoint_read
     WHERE thread_id = (SELECT id::text FROM leased) AND checkpoint_ns = ''
     ORDER BY checkpoint_id DESC LIMIT 1
 ), question AS (
@@ -862,11 +843,10 @@ WHERE id = $1 AND post_to_chat AND chat_id IS NOT NULL
   AND status IN ('succeeded', 'failed', 'cancelled')
 RETURNING *;
 
--- name: latest_checkpoint
--- LangGraph's checkpointer read of a thread's latest checkpoint (AsyncPostgresSaver.SELECT_SQL
--- + its WHERE), through our pool: the library's own read through psycopg was ~12 % of a worker's
--- CPU. tests/integration/test_checkpointer_saver.py holds it equal to the library's answer;
--- claim_run reads the same (its `latest`), checked the same way.
+-- part: checkpoint_read
+-- A thread's checkpoint rows with their channel values and pending writes, as LangGraph's
+-- AsyncPostgresSaver.SELECT_SQL reads them; latest_checkpoint and claim_run's `latest` add the
+-- thread and take the newest (one copy of the read: both stay equal to the library's answer).
 SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata,
     (
         SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob])
@@ -886,6 +866,13 @@ SELECT thread_id, checkpoint, checkpoint_ns, checkpoint_id, parent_checkpoint_id
             AND cw.checkpoint_id = checkpoints.checkpoint_id
     ) AS pending_writes
 FROM checkpoints
+
+-- name: latest_checkpoint
+-- LangGraph's checkpointer read of a thread's latest checkpoint (AsyncPostgresSaver.SELECT_SQL
+-- + its WHERE), through our pool: the library's own read through psycopg was ~12 % of a worker's
+-- CPU. tests/integration/test_checkpointer_saver.py holds it equal to the library's answer;
+-- claim_run reads the same (its `latest`), checked the same way.
+-- include: checkpoint_read
 WHERE thread_id = $1 AND checkpoint_ns = $2
 ORDER BY checkpoint_id DESC LIMIT 1;
 
