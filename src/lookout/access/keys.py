@@ -12,7 +12,7 @@ from typing import Generic, TypeVar
 
 import redis.asyncio as aioredis
 
-from lookout import errors, redis_client
+from lookout import errors, redis_client, redis_keys
 from lookout.access import principals
 from lookout.db import repo
 from lookout.schema import accounts as account_schema
@@ -96,7 +96,7 @@ REVOKED_MARKER_TTL_S = 4 * int(CACHE_TTL_S)
 
 
 def revoked_marker(key_id: uuid.UUID) -> str:
-    return f"lookout:key-revoked:{key_id}"
+    return redis_keys.key_revoked(key_id)
 
 
 class KeyCache(Generic[T]):

@@ -8,7 +8,7 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from lookout import errors, redis_client
+from lookout import errors, redis_client, redis_keys
 
 WINDOW_MS = 60_000
 
@@ -58,7 +58,7 @@ async def hit(
     """Count one request for `subject`; the decision says whether it is admitted (and whether
     `revoked_marker` was set, in which case nothing is counted)."""
     # EVALSHA first: the script body crosses the wire only when Redis does not know it yet.
-    keys = [f"lookout:rl:{subject}"] + ([revoked_marker] if revoked_marker else [])
+    keys = [redis_keys.rate_limit(subject)] + ([revoked_marker] if revoked_marker else [])
     admitted, remaining, retry_ms, reset_ms = await _SCRIPT(
         client, keys=keys, args=[WINDOW_MS, limit, uuid.uuid4().hex]
     )

@@ -16,12 +16,12 @@ from collections.abc import Iterator
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from lookout import errors, redis_client
+from lookout import errors, redis_client, redis_keys
 
 WINDOW_S = 15 * 60
 PAIR_LIMIT = 5  # one address guessing one email
 IP_LIMIT = 20  # one address guessing any emails
-_PREFIX = "lookout:signin"
+_PREFIX = redis_keys.SIGNIN
 
 # KEYS: the counters; ARGV[1]: the window in seconds; ARGV[1 + i]: the limit of KEYS[i].
 # Answers 0 when the attempt is counted, else the seconds until the full counter resets.
@@ -93,7 +93,7 @@ def _limits() -> list[int]:
 # Sign-ups: accounts made per client address in an hour (LOOKOUT_SIGNUPS_PER_HOUR). Counted
 # before the account is made (a parallel burst cannot pass the limit), given back when none was.
 SIGNUP_WINDOW_S = 3600
-_SIGNUP_PREFIX = "lookout:signup:ip"
+_SIGNUP_PREFIX = redis_keys.SIGNUP_IP
 
 # KEYS[1]: the address's counter, which gets a sign-up back (only if it still exists).
 _GIVE_BACK = redis_client.Script("""

@@ -9,6 +9,7 @@ import uuid
 import dramatiq
 from periodiq import cron
 
+from lookout import redis_keys
 from lookout.actors import runtime
 from lookout.agent import pruning
 from lookout.db import oauth as oauth_db
@@ -20,7 +21,7 @@ PROBE_TTL_S = 300
 
 
 def probe_key(probe_id: str) -> str:
-    return f"lookout:probe:{probe_id}"
+    return redis_keys.probe(probe_id)
 
 
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=30_000)

@@ -17,7 +17,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import errors, parts, redis_client
+from lookout import errors, parts, redis_client, redis_keys
 from lookout.chat import stream_ids
 
 logger = logging.getLogger(__name__)
@@ -38,15 +38,15 @@ _late_writers: set[asyncio.Task[None]] = set()
 
 
 def stream_key(chat_id: uuid.UUID) -> str:
-    return f"lookout:chat:{chat_id}:events"
+    return redis_keys.chat_events(chat_id)
 
 
 def active_key(chat_id: uuid.UUID) -> str:
-    return f"lookout:chat:{chat_id}:active"
+    return redis_keys.chat_active(chat_id)
 
 
 def written_key(chat_id: uuid.UUID) -> str:
-    return f"lookout:chat:{chat_id}:written"
+    return redis_keys.chat_written(chat_id)
 
 
 def _text(value: Any) -> str:

@@ -10,6 +10,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from lookout import redis_keys
+
 TTL_S = 300
 FAILURE_TTL_S = 60
 
@@ -21,7 +23,7 @@ class Listing:
 
 
 def _key(connector_id: uuid.UUID) -> str:
-    return f"lookout:mcp-tools:{connector_id}"
+    return redis_keys.mcp_tools(connector_id)
 
 
 async def get(redis: aioredis.Redis, connector_id: uuid.UUID) -> Listing | None:

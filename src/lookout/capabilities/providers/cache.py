@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import redis.asyncio as aioredis
 
-from lookout import redis_client
+from lookout import redis_client, redis_keys
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +81,8 @@ class Shared:
     not kept, never an error: the caller asks the provider instead."""
 
     def __init__(self, name: str, *, max_entries: int) -> None:
-        self.prefix = f"lookout:cache:{name}:"
-        self.index = f"lookout:cache:{name}"
+        self.index = redis_keys.cache_index(name)
+        self.prefix = self.index + ":"
         self.max_entries = max_entries
 
     def _key(self, key: str) -> str:

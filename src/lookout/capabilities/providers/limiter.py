@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
-from lookout import errors, redis_client
+from lookout import errors, redis_client, redis_keys
 
 
 class Limiter:
@@ -70,7 +70,7 @@ class Shared:
     must not leave the last of them waiting minutes."""
 
     def __init__(self, name: str, interval: float, *, provider: str, max_wait: float) -> None:
-        self.key = f"lookout:pace:{name}"
+        self.key = redis_keys.pace(name)
         self.interval = interval
         self.provider = provider
         self.max_wait = max_wait
