@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING
 
 import aiohttp
 import asyncpg
@@ -14,11 +13,9 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout.access import keys, principals
 from lookout.access.services import Services
+from lookout.agent import graph
 from lookout.chat import hub
 from lookout.settings import Settings
-
-if TYPE_CHECKING:  # the graph imports the services, which read these keys
-    from lookout.agent import graph
 
 SETTINGS = web.AppKey("settings", Settings)
 DB = web.AppKey("db", asyncpg.Pool)

@@ -1,7 +1,7 @@
 """Every route of the web process, listed in one function (layer 7, a door).
 
 Request parsing, authentication from the request (authn), OpenAPI assembly; handlers call
-services (layers 3-6).
+services (layers 3-6), never lookout.db.repo's functions (its row types name what they return).
 """
 
 from __future__ import annotations
