@@ -230,3 +230,22 @@ async def test_a_maps_watch_says_which_opening_hours_and_price_level_changed(
         "~ Spice Temple 0: opening hours changed: Mon 09:00\u201318:00 \u2192 10:00\u201318:00; "
         "Fri 09:00\u201318:00 \u2192 closed; price level changed: moderate \u2192 expensive" in said
     )
+
+
+@pytest.mark.parametrize(
+    ("hours", "price"),
+    [
+        ([], ["PRICE_LEVEL_MODERATE"]),
+        ({"periods": [1, None, {"open": {"day": 9}}, {"open": "x", "close": []}]}, {"a": 1}),
+        ({"periods": "Mon 9-5"}, "PRICE_LEVEL_UNKNOWN_TIER"),
+    ],
+)
+async def test_odd_opening_hours_or_price_levels_are_left_out(
+    places: FakePlaces, hours: Any, price: Any
+) -> None:
+    places.places[0]["regularOpeningHours"], places.places[0]["priceLevel"] = hours, price
+
+    found = await _search(places, {"query": "dumplings"}, maps_hours_and_prices=True)
+
+    assert "price_level" not in found[0] and "opening_hours" not in found[0]
+    assert found[1]["price_level"] == "moderate"

@@ -152,13 +152,13 @@ def to_place(item: Any) -> dict[str, Any] | None:
         reviews_count=item.get("userRatingCount"),
         url=item.get("googleMapsUri"),
         opening_hours=opening_hours(item.get("regularOpeningHours")),
-        price_level=_PRICE_LEVELS.get(item.get("priceLevel")),  # type: ignore[arg-type]
+        price_level=_price_level(item.get("priceLevel")),
     )
 
 
 def opening_hours(value: Any) -> str | None:
     """Places (New) OpeningHours.periods in words, a day at a time from Monday:
-    "Mon 09:00-18:00, Tue 09:00-12:00 14:00-18:00, Sun closed"; None without periods."""
+    "Mon 09:00-18:00, Tue 09:00-12:00 14:00-18:00, Sun closed"; None without a valid one."""
     periods = value.get("periods") if isinstance(value, dict) else None
     if not isinstance(periods, list) or not periods:
         return None
@@ -171,8 +171,14 @@ def opening_hours(value: Any) -> str | None:
         if not end:  # an open without a close: open 24 hours, every day (Google's convention)
             return "open 24 hours"
         spans[day].append(f"{_clock(start)}\u2013{_clock(end)}")
+    if not any(spans.values()):
+        return None  # no period Google documents
     order = [*range(1, 7), 0]
     return ", ".join(f"{_DAYS[day]} {' '.join(spans[day]) or 'closed'}" for day in order)
+
+
+def _price_level(value: Any) -> str | None:
+    return _PRICE_LEVELS.get(value) if isinstance(value, str) else None  # upstream: untrusted
 
 
 def _clock(point: dict[str, Any]) -> str:
