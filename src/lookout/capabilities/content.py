@@ -25,9 +25,9 @@ images trafilatura also keeps figures and their captions, which the benchmark's 
 without them F1 is 0.958 (precision 0.941). Removing headers and footers before trafilatura cost
 0.004 F1 (it reads them to place the article): they go after. Lists of the article that
 trafilatura's "wild text" pass leaves out are put back between the paragraphs it kept
-(capabilities/lists.py: bench/extract.py the same F1 0.951, P 0.927, R 0.975, CPU 0.68x against
-0.65x in the run before; trafilatura's favor_recall, which keeps them too, read 0.949 and took
-a cookie bar and an ad into the article of the page it fixed).
+(capabilities/lists.py; bench/extract.py, best of 3, with and without it one after the other:
+F1 0.951, P 0.927, R 0.975 and 0.73x trafilatura's CPU both; trafilatura's favor_recall, which
+keeps them too, read F1 0.949 and took a cookie bar and an ad into the page it fixed).
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
