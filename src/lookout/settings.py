@@ -72,6 +72,7 @@ class Settings:
     maps_cache_ttl_s: int = _field("LOOKOUT_MAPS_CACHE_TTL_S", 86400)
     google_places_url: str = _field("LOOKOUT_GOOGLE_PLACES_URL", "https://places.googleapis.com")
     google_places_key: str = _field("LOOKOUT_GOOGLE_PLACES_KEY", "", secret=True)
+    maps_hours_and_prices: bool = _field("LOOKOUT_MAPS_HOURS_AND_PRICES", False)
     mcp_text_limit: int = _field("LOOKOUT_MCP_TEXT_LIMIT", 20_000)
     mcp_structured_limit: int = _field("LOOKOUT_MCP_STRUCTURED_LIMIT", 100_000)
     mcp_page_size: int = _field("LOOKOUT_MCP_PAGE_SIZE", 50)

@@ -305,8 +305,10 @@ def _whitespace(source: str, rng: random.Random) -> str:
 
 def _markup(source: str, rng: random.Random) -> str:
     source = source.replace("Only 3 seats left.", "Only <b>3</b> seats <span class=x>left</span>.")
-    return source.replace("<p>Doors open", '<div class="wrap"><p>Doors open', 1).replace(
-        "at 09:00.</p>", "at <em>09:00</em>.</p></div>", 1)  # fmt: skip
+    # Both halves or neither (the <p> may carry attributes by now): a lone </div> would close
+    # the article's container early, which is a change of the page's structure, not markup.
+    wrapped = r'<div class="wrap">\1<em>09:00</em>.</p></div>'
+    return re.sub(r"(<p\b[^>]*>Doors open at )09:00\.</p>", wrapped, source, count=1)
 
 
 def _chrome(source: str, rng: random.Random) -> str:

@@ -93,7 +93,24 @@ def google_place(index: int, *, lat: float = -33.8651, lon: float = 151.2113) ->
         "primaryType": "chinese_restaurant",
         "primaryTypeDisplayName": {"text": "Chinese Restaurant", "languageCode": "en-US"},
         "internationalPhoneNumber": "+61 2 8078 1888",
+        "regularOpeningHours": opening_hours({day: ((9, 0), (18, 0)) for day in range(1, 6)}),
+        "priceLevel": "PRICE_LEVEL_MODERATE",
         "reviews": [_google_review(place_id, n) for n in range(6)],
+    }
+
+
+def opening_hours(days: dict[int, tuple[tuple[int, int], tuple[int, int]]]) -> dict[str, Any]:
+    """An OpeningHours as Places (New) documents it: periods of open/close points (day 0 is
+    Sunday), openNow and weekdayDescriptions (which we do not read)."""
+    periods = [
+        {"open": {"day": day, "hour": start[0], "minute": start[1]},
+         "close": {"day": day, "hour": end[0], "minute": end[1]}}
+        for day, (start, end) in sorted(days.items())
+    ]  # fmt: skip
+    return {
+        "openNow": True,
+        "periods": periods,
+        "weekdayDescriptions": ["Monday: 9:00 AM \u2013 6:00 PM"],
     }
 
 

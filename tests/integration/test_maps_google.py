@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from lookout import errors
+from lookout.agent import changes, results
 from lookout.capabilities.providers import google
 from lookout.settings import Settings
 from tests.integration import providers
@@ -174,8 +175,77 @@ async def test_a_broken_details_answer_is_an_upstream_error(places: FakePlaces) 
 
 
 def test_the_field_masks_ask_for_every_field_we_map() -> None:
-    mapped = google.to_place(providers.google_place(7))
-    assert mapped is not None and None not in mapped.values()
-    masked = {field.removeprefix("places.") for field in google.SEARCH_MASK.split(",")}
-    trimmed = {k: v for k, v in providers.google_place(7).items() if k in masked}
-    assert google.to_place(trimmed) == mapped
+    for hours_and_prices in (False, True):
+        settings = providers.settings(maps_hours_and_prices=hours_and_prices)
+        masked = {
+            field.removeprefix("places.") for field in google.search_mask(settings).split(",")
+        }
+        trimmed = {k: v for k, v in providers.google_place(7).items() if k in masked}
+        mapped = google.to_place(trimmed)
+        assert mapped is not None and None not in mapped.values()
+        assert ("opening_hours" in mapped and "price_level" in mapped) is hours_and_prices
+        assert set(trimmed) >= set(masked) - {"nextPageToken"}  # the fake has every field
+
+
+async def test_opening_hours_and_price_level_are_asked_for_only_when_the_setting_says_so(
+    places: FakePlaces,
+) -> None:
+    off = await _search(places, {"query": "dumplings"})
+    on = await _search(places, {"query": "dumplings"}, maps_hours_and_prices=True)
+    reviewed = await _reviews(places, {"place_ref": on[0]["place_ref"]}, maps_hours_and_prices=True)
+
+    assert "opening_hours" not in off[0] and "price_level" not in off[0]
+    assert "regularOpeningHours" not in places.requests[0].headers["X-Goog-FieldMask"]
+    week = "Mon 09:00\u201318:00, Tue 09:00\u201318:00, Wed 09:00\u201318:00, "
+    week += "Thu 09:00\u201318:00, Fri 09:00\u201318:00, Sat closed, Sun closed"
+    assert on[0]["opening_hours"] == week and on[0]["price_level"] == "moderate"
+    for sent in places.requests[1:]:
+        assert {"regularOpeningHours", "priceLevel"} <= {
+            field.removeprefix("places.") for field in sent.headers["X-Goog-FieldMask"].split(",")
+        }
+    assert reviewed["place"]["opening_hours"] == week
+
+
+async def test_a_maps_watch_says_which_opening_hours_and_price_level_changed(
+    places: FakePlaces,
+) -> None:
+    """Given a maps search seen once, when the place opens an hour later on Mondays, shuts on
+    Fridays and gets dearer, then the next look says so field by field."""
+    asked = {"query": "dumplings", "near": "Sydney"}
+    pages: dict[str, Any] = {}
+    first = await _search(places, asked, maps_hours_and_prices=True)
+    changes.track(pages, "k", results.entry("maps.search", {"places": first}), at="t0",
+                  title="k", scheduled=True)  # fmt: skip
+    days = {day: ((9, 0), (18, 0)) for day in range(1, 5)} | {1: ((10, 0), (18, 0))}
+    places.places[0]["regularOpeningHours"] = providers.opening_hours(days)
+    places.places[0]["priceLevel"] = "PRICE_LEVEL_EXPENSIVE"
+
+    second = await _search(places, asked, maps_hours_and_prices=True)
+    looked = changes.track(pages, "k", results.entry("maps.search", {"places": second}),
+                           at="t1", title="k", scheduled=True)  # fmt: skip
+
+    assert looked is not None and changes.data(looked)["counts"]["modified"] == 1
+    said = changes.describe(looked)
+    assert (
+        "~ Spice Temple 0: opening hours changed: Mon 09:00\u201318:00 \u2192 10:00\u201318:00; "
+        "Fri 09:00\u201318:00 \u2192 closed; price level changed: moderate \u2192 expensive" in said
+    )
+
+
+@pytest.mark.parametrize(
+    ("hours", "price"),
+    [
+        ([], ["PRICE_LEVEL_MODERATE"]),
+        ({"periods": [1, None, {"open": {"day": 9}}, {"open": "x", "close": []}]}, {"a": 1}),
+        ({"periods": "Mon 9-5"}, "PRICE_LEVEL_UNKNOWN_TIER"),
+    ],
+)
+async def test_odd_opening_hours_or_price_levels_are_left_out(
+    places: FakePlaces, hours: Any, price: Any
+) -> None:
+    places.places[0]["regularOpeningHours"], places.places[0]["priceLevel"] = hours, price
+
+    found = await _search(places, {"query": "dumplings"}, maps_hours_and_prices=True)
+
+    assert "price_level" not in found[0] and "opening_hours" not in found[0]
+    assert found[1]["price_level"] == "moderate"

@@ -230,3 +230,20 @@ async def test_asking_to_include_a_volatile_line_again_is_answered_by_the_graph(
 
     assert "again" in reply.sentences[0] and reply.pages["u"]["volatile"] == {}
     assert pages["u"]["volatile"]  # the thread's state changes only through the reply
+
+
+def test_a_places_opening_hours_and_price_level_are_said_field_by_field() -> None:
+    week = "Mon 09:00\u201318:00, Tue 09:00\u201318:00, Sun closed"
+    place = {"place_ref": "google:a", "name": "Café a", "rating": 4.5, "opening_hours": week,
+             "price_level": "moderate", "provider": "google"}  # fmt: skip
+    later = place | {"opening_hours": week.replace("Sun closed", "Sun 10:00\u201314:00")}
+    pages: dict[str, Any] = {}
+    for run, places in enumerate(([place], [later], [later | {"price_level": None}])):
+        entry = results.entry("maps.search", {"places": places})
+        looked = changes.track(pages, "k", entry, at=f"t{run}", title="k", scheduled=True)
+
+        said = changes.describe(looked) if looked is not None else ""
+        if run == 1:
+            assert "~ Café a: opening hours changed: Sun closed \u2192 10:00\u201314:00" in said
+        if run == 2:
+            assert "~ Café a: price level changed: moderate \u2192 not given" in said

@@ -167,7 +167,13 @@ def said(kind: str, before: str | None, after: str | None) -> str:
     if kind == "modified":
         if before is None:
             return f"~ {marking.marked('', after or '')} (the earlier text was not kept)"
-        return f"~ {marking.marked(before, after or '')}"
+        rest_before, rest_after, fields = results.fields_changed(before, after or "")
+        if not fields:
+            return f"~ {marking.marked(before, after or '')}"
+        name = rest_after.split(" — ")[0]  # a place's line starts with its name
+        if rest_before == rest_after:
+            return f"~ {marking.clip(name)}: {'; '.join(fields)}"
+        return f"~ {marking.marked(rest_before, rest_after)}; {'; '.join(fields)}"
     if kind == "added":
         return f"+ {marking.clip(after or '')}"
     if kind == "removed":

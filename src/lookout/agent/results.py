@@ -58,10 +58,55 @@ def place_line(place: dict[str, Any]) -> str:
     if place.get("reviews_count") is not None:
         said.append(f"{place['reviews_count']} reviews")
     if place.get("price_level") is not None:
-        said.append(f"price level {place['price_level']}")
+        said.append(f"price level: {place['price_level']}")
     if place.get("opening_hours"):
-        said.append(f"open {place['opening_hours']}")
+        said.append(f"opening hours: {place['opening_hours']}")
     return " — ".join(said)[:ITEM_CHARS]
+
+
+def fields_changed(before: str, after: str) -> tuple[str, str, list[str]]:
+    """(before, after) without their labelled fields, and each labelled field that changed in
+    words: "opening hours changed: Mon 09:00-18:00 → 10:00-18:00", "price level changed:
+    moderate → expensive". No labelled field changed: ([], the lines as they are)."""
+    old, new = _labelled(before), _labelled(after)
+    out = []
+    for label in _LABELS:
+        was, now = old[1].get(label), new[1].get(label)
+        if was == now:
+            continue
+        if label == "opening hours" and was and now:
+            detail = _days_changed(was, now)
+        else:
+            detail = f"{was or 'not given'} → {now or 'not given'}"
+        out.append(f"{label} changed: {detail}")
+    return (old[0], new[0], out) if out else (before, after, [])
+
+
+_LABELS = ("opening hours", "price level")
+
+
+def _labelled(line: str) -> tuple[str, dict[str, str]]:
+    rest, labelled = [], {}
+    for part in line.split(" — "):
+        label, colon, value = part.partition(": ")
+        if colon and label in _LABELS:
+            labelled[label] = value
+        else:
+            rest.append(part)
+    return " — ".join(rest), labelled
+
+
+def _days_changed(was: str, now: str) -> str:
+    """The days whose hours changed: "Mon 09:00-18:00 → 10:00-18:00; Sun closed → 10:00-14:00"."""
+    old = dict(day.partition(" ")[::2] for day in was.split(", "))
+    new = dict(day.partition(" ")[::2] for day in now.split(", "))
+    days = [
+        day for day in [*new, *(d for d in old if d not in new)] if old.get(day) != new.get(day)
+    ]
+    if not days or not set(old) & set(new):  # not a day-by-day list
+        return f"{was} → {now}"
+    return "; ".join(f"{day} {old.get(day) or 'not given'} → {new.get(day) or 'not given'}"
+                     for day in days)  # fmt: skip
 
 
 def compare(prior: dict[str, Any], current: dict[str, Any]) -> list[diffing.Change]:

@@ -20,6 +20,8 @@ MAX_ADDRESS = 1000
 MAX_CATEGORY = 100
 MAX_AUTHOR = 200
 MAX_REVIEW_TEXT = 10_000
+MAX_HOURS = 500
+MAX_PRICE_LEVEL = 40
 REF_ID = r"[A-Za-z0-9_-]{1,300}"  # a provider's own id inside a place_ref
 PLACE_REF = rf"^({'|'.join(PROVIDERS)}):{REF_ID}$"
 
@@ -90,6 +92,18 @@ class PlaceSchema(verbs.StrictSchema):
         allow_none=True, metadata={"description": "How many ratings the average is over."}
     )
     url = verbs.bounded_str(verbs.MAX_URL, "The place on the provider's map.", allow_none=True)
+    opening_hours = verbs.bounded_str(
+        MAX_HOURS,
+        'Its regular opening hours, a day at a time ("Mon 09:00-18:00, …, Sun closed"), when '
+        "the operator asks the provider for them (LOOKOUT_MAPS_HOURS_AND_PRICES) and it has them.",
+        allow_none=True,
+    )
+    price_level = verbs.bounded_str(
+        MAX_PRICE_LEVEL,
+        "How expensive (free, inexpensive, moderate, expensive, very expensive), on the same "
+        "terms as opening_hours.",
+        allow_none=True,
+    )
     provider = fields.String(
         required=True,
         validate=validate.OneOf(PROVIDERS),

@@ -30,8 +30,29 @@ _PLACE_FIELDS = (
     "userRatingCount",
     "googleMapsUri",
 )
+# With LOOKOUT_MAPS_HOURS_AND_PRICES: Google bills a request by its field mask's highest tier;
+# these two are Enterprise fields, as rating and userRatingCount (asked always) already are.
+_HOURS_AND_PRICES = ("regularOpeningHours", "priceLevel")
 SEARCH_MASK = ",".join([*(f"places.{field}" for field in _PLACE_FIELDS), "nextPageToken"])
 DETAILS_MASK = ",".join([*_PLACE_FIELDS, "reviews"])
+_EXTRA_SEARCH = "".join(f",places.{field}" for field in _HOURS_AND_PRICES)
+_EXTRA_DETAILS = "".join(f",{field}" for field in _HOURS_AND_PRICES)
+_DAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")  # Google's day 0 is Sunday
+_PRICE_LEVELS = {
+    "PRICE_LEVEL_FREE": "free",
+    "PRICE_LEVEL_INEXPENSIVE": "inexpensive",
+    "PRICE_LEVEL_MODERATE": "moderate",
+    "PRICE_LEVEL_EXPENSIVE": "expensive",
+    "PRICE_LEVEL_VERY_EXPENSIVE": "very expensive",
+}
+
+
+def search_mask(settings: Settings) -> str:
+    return SEARCH_MASK + (_EXTRA_SEARCH if settings.maps_hours_and_prices else "")
+
+
+def details_mask(settings: Settings) -> str:
+    return DETAILS_MASK + (_EXTRA_DETAILS if settings.maps_hours_and_prices else "")
 
 
 def configured(settings: Settings) -> bool:
@@ -46,7 +67,7 @@ async def search(
     body = search_body(data)
     found: dict[str, dict[str, Any]] = {}
     for _ in range(MAX_PAGES):
-        answer = await _call(settings, http, "/v1/places:searchText", SEARCH_MASK, body)
+        answer = await _call(settings, http, "/v1/places:searchText", search_mask(settings), body)
         items = answer.get("places")
         for place in filter(None, map(to_place, items if isinstance(items, list) else [])):
             found.setdefault(place["place_ref"], place)
@@ -75,7 +96,7 @@ async def details(
 ) -> dict[str, Any]:
     """{"place", "reviews"} for a Google place id (Google returns at most 5 reviews)."""
     path = f"/v1/places/{quote(place_id, safe='')}"
-    answer = await _call(settings, http, path, DETAILS_MASK, None)
+    answer = await _call(settings, http, path, details_mask(settings), None)
     place = to_place(answer)
     if place is None:
         raise errors.UpstreamError(
@@ -130,7 +151,41 @@ def to_place(item: Any) -> dict[str, Any] | None:
         rating=item.get("rating"),
         reviews_count=item.get("userRatingCount"),
         url=item.get("googleMapsUri"),
+        opening_hours=opening_hours(item.get("regularOpeningHours")),
+        price_level=_price_level(item.get("priceLevel")),
     )
+
+
+def opening_hours(value: Any) -> str | None:
+    """Places (New) OpeningHours.periods in words, a day at a time from Monday:
+    "Mon 09:00-18:00, Tue 09:00-12:00 14:00-18:00, Sun closed"; None without a valid one."""
+    periods = value.get("periods") if isinstance(value, dict) else None
+    if not isinstance(periods, list) or not periods:
+        return None
+    spans: dict[int, list[str]] = {day: [] for day in range(7)}
+    for period in periods:
+        start, end = places.field(period, "open"), places.field(period, "close")
+        day = start.get("day")
+        if not isinstance(day, int) or not 0 <= day < 7:
+            continue
+        if not end:  # an open without a close: open 24 hours, every day (Google's convention)
+            return "open 24 hours"
+        spans[day].append(f"{_clock(start)}\u2013{_clock(end)}")
+    if not any(spans.values()):
+        return None  # no period Google documents
+    order = [*range(1, 7), 0]
+    return ", ".join(f"{_DAYS[day]} {' '.join(spans[day]) or 'closed'}" for day in order)
+
+
+def _price_level(value: Any) -> str | None:
+    return _PRICE_LEVELS.get(value) if isinstance(value, str) else None  # upstream: untrusted
+
+
+def _clock(point: dict[str, Any]) -> str:
+    hour, minute = point.get("hour", 0), point.get("minute", 0)
+    if not isinstance(hour, int) or not isinstance(minute, int):
+        return "?"
+    return f"{hour % 25:02d}:{minute % 60:02d}"
 
 
 def to_review(item: Any) -> dict[str, Any] | None:

@@ -55,9 +55,19 @@ def place(
     rating: Any = None,
     reviews_count: Any = None,
     url: Any = None,
+    opening_hours: Any = None,
+    price_level: Any = None,
 ) -> dict[str, Any]:
     count = reviews_count if isinstance(reviews_count, int) and reviews_count >= 0 else None
-    return {
+    extra = {  # only when the provider was asked for them and has them (maps_hours_and_prices)
+        key: said
+        for key, value, limit in (
+            ("opening_hours", opening_hours, schema.MAX_HOURS),
+            ("price_level", price_level, schema.MAX_PRICE_LEVEL),
+        )
+        if (said := text(value, limit)) is not None
+    }
+    return extra | {
         "place_ref": f"{provider}:{ref}",
         "name": text(name, schema.MAX_NAME),
         "address": text(address, schema.MAX_ADDRESS),
