@@ -11,16 +11,17 @@ from typing import Any
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import content, extract, fetch, registry
+from lookout.capabilities import content, extract, fetch, readers, registry
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
-# A body this small is read on the event loop (well under a millisecond): handing it to a thread
-# and back costs a sizeable part of reading it. Bigger ones go to a thread: trafilatura spends
-# several milliseconds on a 16 KB page, which would stall every other request of the loop.
+# A body this small is read on the event loop (well under a millisecond): handing it to a reader
+# process and back costs a sizeable part of reading it. Bigger ones go to this process's readers
+# (readers.py): trafilatura spends several milliseconds on a 16 KB page, under the GIL, which
+# would stall every other request of the loop and read one page at a time whatever the cores.
 INLINE_READ_BYTES = 2 * 1024
 
 
@@ -66,13 +67,19 @@ async def scrape_page(
     )
     try:
         small = len(result.body) <= INLINE_READ_BYTES
-        read = reading() if small else await asyncio.to_thread(reading)
+        read = reading() if small else await _readers(settings).run(reading)
     except content.TooComplex as exc:
         too_complex = errors.FetchFailed(
             f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
             "CPU budget; this one is built to exceed it."
         )
         return _page(url, fetched_at, error=too_complex, status=result.status)
+    except readers.ReadTimeout as exc:
+        slow = errors.FetchFailed(
+            f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
+            "time budget; this one exceeded it."
+        )
+        return _page(url, fetched_at, error=slow, status=result.status)
     except Exception:
         # A parser bug on one odd page must not cost the caller the other pages.
         logger.exception("could not read %s", result.final_url)
@@ -86,6 +93,11 @@ async def scrape_page(
         want_links="links" in options["formats"],
         want_data="data" in options["formats"],
     )
+
+
+def _readers(settings: Settings) -> readers.Pool:
+    size = settings.read_processes or readers.default_size(settings.fetch_concurrency)
+    return readers.pool(size)
 
 
 def _page(
