@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import functools
 import logging
@@ -26,20 +27,28 @@ INLINE_READ_BYTES = 2 * 1024
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
-    """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order."""
+    """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order.
+
+    A page holds a fetch slot while it is fetched, then a read slot while it waits for a reader
+    and is read: the next fetch starts while a page is read (a server's latency overlaps the
+    readers' work), and at most twice fetch_concurrency bodies of a call are held at once."""
     urls: list[str] = data["urls"]
-    gate = asyncio.Semaphore(ctx.settings.fetch_concurrency)
+    fetching = asyncio.Semaphore(ctx.settings.fetch_concurrency)
+    reading = asyncio.Semaphore(ctx.settings.fetch_concurrency)
     done = 0
 
     async def one(url: str, session: aiohttp.ClientSession) -> dict[str, Any]:
         nonlocal done
-        async with gate:
+        async with fetching:
             if await ctx.should_stop():
                 return _cancelled(url)
-            page = await scrape_page(url, data, session=session, settings=ctx.settings)
+            fetched = await _fetch(url, session=session, settings=ctx.settings)
+        if isinstance(fetched, _Fetched):
+            async with reading:
+                fetched = await _read(fetched, data, settings=ctx.settings)
         done += 1
         await ctx.progress(done, len(urls))
-        return page
+        return fetched
 
     async with fetch.borrow(ctx.http, ctx.settings) as session:
         pages = await asyncio.gather(*(one(url, session) for url in urls))
@@ -50,11 +59,35 @@ async def scrape_page(
     url: str, options: dict[str, Any], *, session: aiohttp.ClientSession, settings: Settings
 ) -> dict[str, Any]:
     """One page of web.scrape's output, with `error` set instead of raising."""
+    fetched = await _fetch(url, session=session, settings=settings)
+    if isinstance(fetched, _Fetched):
+        return await _read(fetched, options, settings=settings)
+    return fetched
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fetched:
+    url: str
+    fetched_at: datetime.datetime
+    result: fetch.FetchResult
+
+
+async def _fetch(
+    url: str, *, session: aiohttp.ClientSession, settings: Settings
+) -> _Fetched | dict[str, Any]:
+    """The fetched page, or its page of output with the error."""
     fetched_at = datetime.datetime.now(datetime.UTC)
     try:
         result = await fetch.fetch(url, settings=settings, session=session)
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    return _Fetched(url, fetched_at, result)
+
+
+async def _read(
+    fetched: _Fetched, options: dict[str, Any], *, settings: Settings
+) -> dict[str, Any]:
+    url, fetched_at, result = fetched.url, fetched.fetched_at, fetched.result
     reading = functools.partial(
         extract.extract,
         result.body,
