@@ -19,9 +19,14 @@ idle pool is blocked threads and children asleep in recv().
 
 Chosen over pebble 5.2, which has the same per-task timeout and replaces killed workers, but
 whose manager threads wake 20 times a second: measured here, 0.27 % of a core per idle process,
-in every web and worker process (its round trip was 0.39 ms for a 50 KB page; this pool's is in
-bench/scrape.py's figures). The stdlib's ProcessPoolExecutor cannot stop one task: a timeout
-would break the whole pool and every page in it.
+in every web and worker process (its round trip was 0.39 ms for a 50 KB page). The stdlib's
+ProcessPoolExecutor cannot stop one task: a timeout would break the whole pool and every page
+in it. Measured here (2 cores, shared): the first page waits ~1-3 s for the forkserver and its
+imports (on a reader thread, never on the loop); after 100 pages of bench/corpus.py the
+forkserver holds 72 MB RSS (29 MB PSS) and each reader ~70 MB RSS (35-44 MB PSS).
+
+The main module is imported again by each child, as with any spawn / forkserver child: an entry
+point must keep its work under `if __name__ == "__main__"` (the console scripts do).
 
 Where: a page is read in the process that runs the call: the web process (inline calls of up
 to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). The pool is made on
