@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import signal
 import time
 from collections.abc import Iterator
 
@@ -108,6 +109,16 @@ async def test_close_stops_every_reader_idle_or_busy() -> None:
             os.kill(pid, 0)
     with pytest.raises(RuntimeError):  # a closed pool takes no more work
         await pool.run(_pid)
+
+
+async def test_a_signal_to_the_process_group_leaves_the_readers_to_their_parent(
+    pool: readers.Pool,
+) -> None:
+    pid = await pool.run(_pid)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # what a terminal or systemd sends everyone
+        os.kill(pid, sig)
+    await asyncio.sleep(0.2)
+    assert await pool.run(_pid) == pid  # still there, still reading, until the pool closes
 
 
 def test_no_process_starts_before_the_first_read() -> None:

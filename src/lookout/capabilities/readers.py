@@ -179,7 +179,10 @@ class Pool:
 
 def _serve(conn: Connection) -> None:
     """A child's life: run each function it is sent; answer (ok, result or error, CPU so far)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which stops us
+    # A Ctrl-C or a SIGTERM sent to the whole process group (a terminal, systemd's control
+    # group) is for the parent: it lets its calls in flight finish, then closes our pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     while True:
         try:
             function = conn.recv()
