@@ -33,6 +33,11 @@ def _pid() -> int:
     return os.getpid()
 
 
+def _nap(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
 def _spin(seconds: float) -> int:
     end = time.process_time() + seconds
     while time.process_time() < end:
@@ -53,9 +58,10 @@ async def test_a_call_runs_in_another_process_and_returns_its_result(pool: reade
 
 
 async def test_calls_run_in_parallel_on_at_most_size_processes(pool: readers.Pool) -> None:
-    pids = await asyncio.gather(*(pool.run(functools.partial(_spin, 0.05)) for _ in range(8)))
+    pids = await asyncio.gather(*(pool.run(functools.partial(_nap, 0.5)) for _ in range(6)))
     assert len(set(pids)) == 2  # both readers worked, and no third was started
-    assert pool.cpu_s() >= 8 * 0.05
+    await asyncio.gather(*(pool.run(functools.partial(_spin, 0.05)) for _ in range(4)))
+    assert pool.cpu_s() >= 4 * 0.05  # the readers' own CPU time, as they report it
 
 
 async def test_the_readers_exception_comes_back_as_itself(pool: readers.Pool) -> None:
@@ -90,6 +96,16 @@ async def test_a_reader_that_dies_fails_its_call_alone(pool: readers.Pool) -> No
     assert isinstance(died, readers.ReadCrashed) and "(3)" in str(died)
     assert fine == 9
     assert await pool.run(functools.partial(sum, [1, 1])) == 2
+
+
+async def test_a_reader_killed_while_idle_is_replaced_before_the_next_call(
+    pool: readers.Pool,
+) -> None:
+    pid = await pool.run(_pid)
+    os.kill(pid, signal.SIGKILL)
+    await asyncio.sleep(0.2)
+    assert await pool.run(functools.partial(sum, [3, 4])) == 7
+    assert await pool.run(_pid) != pid
 
 
 async def test_close_stops_every_reader_idle_or_busy() -> None:

@@ -127,12 +127,7 @@ class Pool:
             child.process.join(_JOIN_S)
 
     def _call(self, function: Callable[[], T]) -> T:
-        child = self._take()
-        try:
-            child.conn.send(function)
-        except Exception:
-            self._idle.put(child)  # nothing was sent (it did not pickle): the child is fine
-            raise
+        child = self._sent(function)
         try:
             if not child.conn.poll(self.timeout_s):
                 raise ReadTimeout(f"not read within {self.timeout_s:g} s")
@@ -148,6 +143,21 @@ class Pool:
             raise value
         result: T = value
         return result
+
+    def _sent(self, function: Callable[[], T]) -> _Child:
+        """The child `function` was sent to. One that died while idle (killed from outside, out
+        of memory) is replaced and the call sent to the new one: the page did nothing wrong."""
+        for _ in range(2):
+            child = self._take()
+            try:
+                child.conn.send(function)
+                return child
+            except OSError:
+                self._retire(child)
+            except Exception:
+                self._idle.put(child)  # nothing was sent (it did not pickle): the child is fine
+                raise
+        raise ReadCrashed("no reader process could be reached")
 
     def _take(self) -> _Child:
         # One thread holds one child at a time and there are `size` threads, so when none is
