@@ -227,7 +227,7 @@ def pool(size: int) -> Pool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = Pool(size)
+            _pool = Pool(size, timeout_s=TIMEOUT_S)
             atexit.register(_pool.close)
         return _pool
 
