@@ -39,7 +39,8 @@ Where: a page is read in the process that runs the call: the web process (inline
 to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). The pool is made on
 a process's first page, so a process that never reads one never starts it. The web app's and
 the worker's shutdown close it (close()); children also exit when their pipe closes, so a parent
-that dies leaves none behind.
+that dies leaves none behind (seen: after a SIGKILL of the parent, the idle readers exit at once,
+a busy one when its page is done, then the forkserver).
 """
 
 from __future__ import annotations
@@ -211,6 +212,8 @@ def _serve(conn: Connection) -> None:
             answer = (False, _portable(exc))
         try:
             conn.send((*answer, time.process_time()))
+        except OSError:
+            return  # the parent went away while we read: nobody to answer
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             conn.send((False, RuntimeError(f"unpicklable answer: {exc}"), time.process_time()))
 
