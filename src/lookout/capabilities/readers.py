@@ -9,7 +9,8 @@ What was seen with them, on this machine while other work kept both cores busy (
 4-16 on 2 cores): bench/scrape.py 24.8-86.7 pages/s at 50 ms (0.18-0.58x, the best at the
 lowest load), 13.7-20.3 ms CPU a page readers included; readers and a thread alternated in one
 run at load 5: 49-51 against 42-47 pages/s; 200 pages read back to back by 1 and by 2 readers:
-39 and 34 pages/s (29 and 28.5 at load 7), i.e. the machine had half a core to give. At
+39 and 34 pages/s (29 and 28.5 at load 7), i.e. the machine had half a core to give (1 s of
+CPU took 1.8 s in one reader; 2 x 1 s took 2.77 s in two, 3.20 s in the stdlib's pool). At
 12.8 ms a page in the readers, 0.7x of 150 pages/s needs about 1.4 cores free: the target
 could not be shown on a machine that did not have them.
 
