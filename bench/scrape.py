@@ -7,6 +7,12 @@ A separate process serves the corpus (bench/corpus.py) on loopback, optionally w
 client and web.scrape (20 URLs a call, through the registry, one shared guarded session) fetch
 every page with the same concurrency (LOOKOUT_FETCH_CONCURRENCY); the best of `rounds` counts.
 Our fetcher alone ("guarded fetch": SSRF guard and limits, no extraction) is timed too.
+web.scrape reads pages in reader processes (capabilities/readers.py, one per core): its CPU per
+page is this process's CPU time plus the readers' (each reports its own process CPU time with
+every answer), both printed; the readers are started before the timed rounds. The machine's
+load average is printed with the figures: the bare fetch needs almost no CPU, web.scrape needs
+a core's worth per ~70 pages/s, so on a machine busy with other work its rate falls with the
+CPU it gets, not with anything of its own.
 Then every page is extracted once more on this thread to measure CPU per page.
 Targets: scrape >= 0.7x the bare rate at 50 ms server latency; no page over 100 ms of CPU.
 The 0 ms figures are shown, not judged (issue #23 retired #3's 0.5x there: a bare loopback fetch
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import socket
 import sys
 import time
@@ -30,7 +37,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import lookout.capabilities  # noqa: F401 - registers the verbs
-from lookout.capabilities import extract, fetch, registry
+from lookout.capabilities import extract, fetch, readers, registry
 from lookout.settings import Settings
 
 RATIO_TARGET = 0.7
@@ -100,29 +107,41 @@ async def _scrape(urls: list[str], settings: Settings) -> tuple[float, float, in
 
     async with fetch.open_session(settings) as http:
         ctx = registry.VerbContext(http=http, settings=settings, progress=progress)
-        cpu, started = time.process_time(), time.perf_counter()
+        cpu, readers_cpu = time.process_time(), _readers_cpu()
+        started = time.perf_counter()
         ok = 0
         for start in range(0, len(urls), BATCH):
             data = registry.validate_input(verb, {"urls": urls[start : start + BATCH]})
             output = registry.dump_output(verb, await verb.execute(data, ctx))
             ok += verb.billable_units(output)
-        return time.perf_counter() - started, time.process_time() - cpu, ok
+        wall = time.perf_counter() - started
+        return wall, time.process_time() - cpu, _readers_cpu() - readers_cpu, ok
+
+
+def _readers_cpu() -> float:
+    """CPU seconds of this process's reader processes (readers.py) so far."""
+    pool = readers.current()
+    return pool.cpu_s() if pool is not None else 0.0
 
 
 async def _compare(urls: list[str], settings: Settings, rounds: int) -> dict[str, float]:
     await _bare(urls[:10], settings.fetch_concurrency)  # warm the server and the client
+    await _scrape(urls[: 4 * settings.fetch_concurrency], settings)  # start the readers
     bare, guarded, scrape, cpu, ok = [], [], [], [], 0
     for _ in range(rounds):
         bare.append(await _bare(urls, settings.fetch_concurrency))
         guarded.append(await _guarded(urls, settings))
-        wall, used, ok = await _scrape(urls, settings)
+        wall, used, in_readers, ok = await _scrape(urls, settings)
         scrape.append(wall)
-        cpu.append(used)
+        cpu.append((used + in_readers, used, in_readers))
+    total, loop, in_readers = min(cpu)
     return {
         "bare": len(urls) / min(bare),
         "guarded": len(urls) / min(guarded),
         "scrape": len(urls) / min(scrape),
-        "cpu_ms": 1000 * min(cpu) / len(urls),
+        "cpu_ms": 1000 * total / len(urls),
+        "loop_ms": 1000 * loop / len(urls),
+        "readers_ms": 1000 * in_readers / len(urls),
         "ok": ok,
     }
 
@@ -144,8 +163,9 @@ def _report(latency_ms: int, pages: int, figures: dict[str, Any]) -> bool:
     print(
         f"latency {latency_ms:>3} ms: bare fetch {figures['bare']:7.1f} pages/s | "
         f"guarded fetch {figures['guarded']:7.1f} | web.scrape {figures['scrape']:7.1f} "
-        f"({figures['ok']}/{pages} ok, {figures['cpu_ms']:.1f} ms CPU/page) | ratio {ratio:.2f} "
-        + (f"({verdict} >= {RATIO_TARGET})" if judged else f"({verdict})")
+        f"({figures['ok']}/{pages} ok, {figures['cpu_ms']:.1f} ms CPU/page: "
+        f"{figures['loop_ms']:.1f} here + {figures['readers_ms']:.1f} in readers) | "
+        f"ratio {ratio:.2f} " + (f"({verdict} >= {RATIO_TARGET})" if judged else f"({verdict})")
     )
     return ratio >= RATIO_TARGET or not judged
 
@@ -166,7 +186,9 @@ def main() -> int:
     print(
         f"corpus: {args.pages} pages, median {sizes[len(sizes) // 2] // 1024} KB, largest "
         f"{sizes[-1] // 1024} KB, {sum(size > 200_000 for size in sizes)} over 200 KB; "
-        f"concurrency {settings.fetch_concurrency}, best of {args.rounds}"
+        f"concurrency {settings.fetch_concurrency}, best of {args.rounds}; "
+        f"{readers.default_size(settings.fetch_concurrency)} reader processes, "
+        f"{len(os.sched_getaffinity(0))} cores"
     )
     met = True
     for latency_ms in (int(value) for value in args.latency_ms.split(",")):
@@ -179,6 +201,8 @@ def main() -> int:
         finally:
             server.terminate()
             server.join()
+    readers.close()
+    print("load average (1, 5, 15 min): " + ", ".join(f"{load:.1f}" for load in os.getloadavg()))
     worst, mean, page = _cpu_per_page(args.pages)
     print(f"extraction CPU per page: max {worst:.1f} ms ({page}), mean {mean:.1f} ms", end=" ")
     print(f"({'meets' if worst <= CPU_TARGET_MS else 'MISSES'} <= {CPU_TARGET_MS:g} ms)")

@@ -12,7 +12,7 @@ from aiohttp import web
 from lookout import appkeys, broker, loops, middleware, redis_client, routes
 from lookout.access import keys
 from lookout.agent import graph
-from lookout.capabilities import fetch
+from lookout.capabilities import fetch, readers
 from lookout.chat import hub
 from lookout.db import checkpointer, pool
 from lookout.ops import http as ops_http
@@ -46,6 +46,7 @@ async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
     async with fetch.open_session(app[appkeys.SETTINGS]) as session:
         app[appkeys.HTTP] = session
         yield
+    await asyncio.to_thread(readers.close)  # the page readers, if a verb call started them
 
 
 async def _graph_ctx(app: web.Application) -> AsyncIterator[None]:

@@ -58,6 +58,9 @@ class Settings:
     fetch_connect_timeout_s: float = _field("LOOKOUT_FETCH_CONNECT_TIMEOUT_S", 5.0)
     fetch_max_bytes: int = _field("LOOKOUT_FETCH_MAX_BYTES", 5 * 1024 * 1024)
     fetch_concurrency: int = _field("LOOKOUT_FETCH_CONCURRENCY", 8)
+    # Processes that read fetched pages, per web / worker process (capabilities/readers.py);
+    # 0: one per core, at most fetch_concurrency.
+    read_processes: int = _field("LOOKOUT_READ_PROCESSES", 0)
     user_agent: str = _field(
         "LOOKOUT_USER_AGENT", "LookoutBot/0.1 (+https://github.com/lookout; self-hosted)"
     )

@@ -19,7 +19,7 @@ from lookout import loops, redis_client
 from lookout.access import credits
 from lookout.access.services import Services
 from lookout.agent import graph
-from lookout.capabilities import fetch
+from lookout.capabilities import fetch, readers
 from lookout.db import checkpointer, pool
 from lookout.settings import Settings
 
@@ -88,6 +88,7 @@ class Resources(dramatiq.Middleware):
         redis = redis_client.connect(settings.redis_url)
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(fetch.open_session(settings))
+        stack.push_async_callback(asyncio.to_thread, readers.close)  # started by a first page
         self._stack = stack
         _state = State(
             settings=settings, db=db, saver=saver, redis=redis, http=http, graph=graph.build(saver)

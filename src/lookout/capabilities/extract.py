@@ -1,8 +1,9 @@
 """From a fetched body to what a reader wants: title, main content as markdown and text, links.
 
-CPU-bound and synchronous: callers run it with `asyncio.to_thread`. lexbor (selectolax) parses
-and reads the metadata and links, `content` picks the page's own content (trafilatura, or the
-page's region: see its docstring for what was measured), html-to-markdown (Rust) converts it.
+CPU-bound and synchronous: web.scrape runs it in a reader process (readers.py). lexbor
+(selectolax) parses and reads the metadata and links, `content` picks the page's own content
+(trafilatura, or the page's region: see its docstring for what was measured), html-to-markdown
+(Rust) converts it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import functools
 import logging
@@ -11,34 +12,43 @@ from typing import Any
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import content, extract, fetch, registry
+from lookout.capabilities import content, extract, fetch, readers, registry
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
-# A body this small is read on the event loop (well under a millisecond): handing it to a thread
-# and back costs a sizeable part of reading it. Bigger ones go to a thread: trafilatura spends
-# several milliseconds on a 16 KB page, which would stall every other request of the loop.
+# A body this small is read on the event loop (well under a millisecond): handing it to a reader
+# process and back costs a sizeable part of reading it. Bigger ones go to this process's readers
+# (readers.py): trafilatura spends several milliseconds on a 16 KB page, under the GIL, which
+# would stall every other request of the loop and read one page at a time whatever the cores.
 INLINE_READ_BYTES = 2 * 1024
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
-    """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order."""
+    """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order.
+
+    A page holds a fetch slot while it is fetched, then a read slot while it waits for a reader
+    and is read: the next fetch starts while a page is read (a server's latency overlaps the
+    readers' work), and at most twice fetch_concurrency bodies of a call are held at once."""
     urls: list[str] = data["urls"]
-    gate = asyncio.Semaphore(ctx.settings.fetch_concurrency)
+    fetching = asyncio.Semaphore(ctx.settings.fetch_concurrency)
+    reading = asyncio.Semaphore(ctx.settings.fetch_concurrency)
     done = 0
 
     async def one(url: str, session: aiohttp.ClientSession) -> dict[str, Any]:
         nonlocal done
-        async with gate:
+        async with fetching:
             if await ctx.should_stop():
                 return _cancelled(url)
-            page = await scrape_page(url, data, session=session, settings=ctx.settings)
+            fetched = await _fetch(url, session=session, settings=ctx.settings)
+        if isinstance(fetched, _Fetched):
+            async with reading:
+                fetched = await _read(fetched, data, settings=ctx.settings)
         done += 1
         await ctx.progress(done, len(urls))
-        return page
+        return fetched
 
     async with fetch.borrow(ctx.http, ctx.settings) as session:
         pages = await asyncio.gather(*(one(url, session) for url in urls))
@@ -49,11 +59,35 @@ async def scrape_page(
     url: str, options: dict[str, Any], *, session: aiohttp.ClientSession, settings: Settings
 ) -> dict[str, Any]:
     """One page of web.scrape's output, with `error` set instead of raising."""
+    fetched = await _fetch(url, session=session, settings=settings)
+    if isinstance(fetched, _Fetched):
+        return await _read(fetched, options, settings=settings)
+    return fetched
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fetched:
+    url: str
+    fetched_at: datetime.datetime
+    result: fetch.FetchResult
+
+
+async def _fetch(
+    url: str, *, session: aiohttp.ClientSession, settings: Settings
+) -> _Fetched | dict[str, Any]:
+    """The fetched page, or its page of output with the error."""
     fetched_at = datetime.datetime.now(datetime.UTC)
     try:
         result = await fetch.fetch(url, settings=settings, session=session)
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    return _Fetched(url, fetched_at, result)
+
+
+async def _read(
+    fetched: _Fetched, options: dict[str, Any], *, settings: Settings
+) -> dict[str, Any]:
+    url, fetched_at, result = fetched.url, fetched.fetched_at, fetched.result
     reading = functools.partial(
         extract.extract,
         result.body,
@@ -66,13 +100,19 @@ async def scrape_page(
     )
     try:
         small = len(result.body) <= INLINE_READ_BYTES
-        read = reading() if small else await asyncio.to_thread(reading)
+        read = reading() if small else await _readers(settings).run(reading)
     except content.TooComplex as exc:
         too_complex = errors.FetchFailed(
             f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
             "CPU budget; this one is built to exceed it."
         )
         return _page(url, fetched_at, error=too_complex, status=result.status)
+    except readers.ReadTimeout as exc:
+        slow = errors.FetchFailed(
+            f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
+            "time budget; this one exceeded it."
+        )
+        return _page(url, fetched_at, error=slow, status=result.status)
     except Exception:
         # A parser bug on one odd page must not cost the caller the other pages.
         logger.exception("could not read %s", result.final_url)
@@ -86,6 +126,11 @@ async def scrape_page(
         want_links="links" in options["formats"],
         want_data="data" in options["formats"],
     )
+
+
+def _readers(settings: Settings) -> readers.Pool:
+    size = settings.read_processes or readers.default_size(settings.fetch_concurrency)
+    return readers.pool(size)
 
 
 def _page(

@@ -1,0 +1,258 @@
+"""Reading pages off the event loop: a few reader processes per Lookout process, made on first use.
+
+Why: trafilatura spends 9-16 ms of CPU on a typical page, in Python, under the GIL. Read in a
+thread (what web.scrape did before), a call's pages are read one at a time whatever the cores,
+and every other request of the process's event loop waits its turn behind them: bench/scrape.py
+measured 54.5 pages/s at 50 ms server latency, 0.36x bare fetches (target 0.7x). Read here, a
+process's pages are read `size` at a time, each on its own core, and the loop only fetches.
+What was seen with them, on this machine while other work kept both cores busy (load average
+4-16 on 2 cores): bench/scrape.py 24.8-86.7 pages/s at 50 ms (0.18-0.58x, the best at the
+lowest load), 13.7-20.3 ms CPU a page readers included; readers and a thread alternated in one
+run at load 5: 49-51 against 42-47 pages/s; 200 pages read back to back by 1 and by 2 readers:
+39 and 34 pages/s (29 and 28.5 at load 7), i.e. the machine had half a core to give (1 s of
+CPU took 1.8 s in one reader; 2 x 1 s took 2.77 s in two, 3.20 s in the stdlib's pool). At
+12.8 ms a page in the readers, 0.7x of 150 pages/s needs about 1.4 cores free: the target
+could not be shown on a machine that did not have them.
+
+How: `size` children, each behind a pipe, started by multiprocessing's forkserver: forked from a
+server process that has imported the reader once (PRELOAD), so a child starts in milliseconds,
+shares those pages, and is never forked from a process holding threads, locks and sockets. A
+call runs on one of `size` threads of this pool's own executor; that is the bounded queue: at
+most `size` pages are in the children at once, the others wait in the executor's queue, which
+the callers bound (web.scrape reads at most fetch_concurrency pages of a call at a time). The
+thread sends the call, waits at most `timeout_s` for the answer, else kills the child and
+starts another (ReadTimeout); a child that dies (a parser crash, out of memory) is replaced the
+same way (ReadCrashed); an exception the reader raises comes back as itself. Nothing polls: an
+idle pool is blocked threads and children asleep in recv().
+
+Chosen over pebble 5.2, which has the same per-task timeout and replaces killed workers, but
+whose manager threads wake 20 times a second: measured here, 0.27 % of a core per idle process,
+in every web and worker process (its round trip was 0.39 ms for a 50 KB page). The stdlib's
+ProcessPoolExecutor cannot stop one task: a timeout would break the whole pool and every page
+in it. Measured here (2 cores, shared): the first page waits ~1-3 s for the forkserver and its
+imports (on a reader thread, never on the loop); after 100 pages of bench/corpus.py the
+forkserver holds 72 MB RSS (29 MB PSS) and each reader ~70 MB RSS (35-44 MB PSS).
+
+The main module is imported again by each child, as with any spawn / forkserver child: an entry
+point must keep its work under `if __name__ == "__main__"` (the console scripts do).
+
+Where: a page is read in the process that runs the call: the web process (inline calls of up
+to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). The pool is made on
+a process's first page, so a process that never reads one never starts it. The web app's and
+the worker's shutdown close it (close()); children also exit when their pipe closes, so a parent
+that dies leaves none behind (seen: after a SIGKILL of the parent, the idle readers exit at once,
+a busy one when its page is done, then the forkserver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import dataclasses
+import logging
+import multiprocessing
+import os
+import pickle
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT_S = 10.0  # content.py bounds a page to well under a second; this is for a runaway one
+PRELOAD = ["lookout.capabilities.extract"]
+_JOIN_S = 2.0
+T = TypeVar("T")
+
+
+class ReadTimeout(Exception):
+    """The page was not read within the pool's timeout; the child reading it was stopped."""
+
+
+class ReadCrashed(Exception):
+    """The child reading the page died."""
+
+
+def default_size(fetch_concurrency: int) -> int:
+    """One reader per core this process may use, at most one per page a call fetches at once."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, fetch_concurrency))
+
+
+@dataclasses.dataclass(eq=False)
+class _Child:
+    process: BaseProcess
+    conn: Connection
+    cpu_s: float = 0.0  # the child's CPU time since it started, as it last reported
+
+
+class Pool:
+    """`size` reader processes; `run(function)` calls `function()` in one of them."""
+
+    def __init__(self, size: int, *, timeout_s: float = TIMEOUT_S) -> None:
+        self.size, self.timeout_s = size, timeout_s
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(PRELOAD)
+        self._threads = concurrent.futures.ThreadPoolExecutor(size, thread_name_prefix="reader")
+        self._idle: queue.SimpleQueue[_Child] = queue.SimpleQueue()
+        self._children: set[_Child] = set()
+        self._lock = threading.Lock()
+        self._retired_cpu_s = 0.0
+        self._closed = False
+
+    async def run(self, function: Callable[[], T]) -> T:
+        """`function()` (picklable, as its result) in a reader process; its exception if it
+        raises one; ReadTimeout / ReadCrashed if it runs too long or its process dies."""
+        loop = asyncio.get_running_loop()
+        answer: T = await loop.run_in_executor(self._threads, self._call, function)
+        return answer
+
+    def cpu_s(self) -> float:
+        """CPU seconds the readers have spent, the ones replaced included (for benchmarks)."""
+        with self._lock:
+            return self._retired_cpu_s + sum(child.cpu_s for child in self._children)
+
+    def close(self) -> None:
+        """Stop the children: idle ones when their pipe closes, busy ones at once."""
+        self._closed = True
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        while True:
+            try:
+                child = self._idle.get_nowait()
+            except queue.Empty:
+                break
+            child.conn.close()  # the child's recv() ends: it returns
+            child.process.join(_JOIN_S)
+        with self._lock:
+            busy = list(self._children)
+        for child in busy:
+            child.process.kill()  # the thread waiting on it sees the pipe close
+            child.process.join(_JOIN_S)
+
+    def _call(self, function: Callable[[], T]) -> T:
+        child = self._sent(function)
+        try:
+            if not child.conn.poll(self.timeout_s):
+                raise ReadTimeout(f"not read within {self.timeout_s:g} s")
+            ok, value, child.cpu_s = child.conn.recv()
+        except ReadTimeout:
+            self._retire(child)
+            raise
+        except (EOFError, OSError):
+            self._retire(child)
+            raise ReadCrashed(f"the reader process died ({child.process.exitcode})") from None
+        self._idle.put(child)
+        if not ok:
+            raise value
+        result: T = value
+        return result
+
+    def _sent(self, function: Callable[[], T]) -> _Child:
+        """The child `function` was sent to. One that died while idle (killed from outside, out
+        of memory) is replaced and the call sent to the new one: the page did nothing wrong."""
+        for _ in range(2):
+            child = self._take()
+            try:
+                child.conn.send(function)
+                return child
+            except OSError:
+                self._retire(child)
+            except Exception:
+                self._idle.put(child)  # nothing was sent (it did not pickle): the child is fine
+                raise
+        raise ReadCrashed("no reader process could be reached")
+
+    def _take(self) -> _Child:
+        # One thread holds one child at a time and there are `size` threads, so when none is
+        # idle the others are all busy and there is room for one more.
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        if self._closed:
+            raise ReadCrashed("the readers are shut down")
+        parent, end = self._context.Pipe()
+        process = self._context.Process(target=_serve, args=(end,), name="reader", daemon=True)
+        process.start()
+        end.close()
+        child = _Child(process, parent)
+        with self._lock:
+            self._children.add(child)
+        return child
+
+    def _retire(self, child: _Child) -> None:
+        child.process.kill()
+        child.process.join(_JOIN_S)
+        child.conn.close()
+        with self._lock:
+            self._children.discard(child)
+            self._retired_cpu_s += child.cpu_s
+        logger.warning("a reader process was stopped (exit code %s)", child.process.exitcode)
+
+
+def _serve(conn: Connection) -> None:
+    """A child's life: run each function it is sent; answer (ok, result or error, CPU so far)."""
+    # A Ctrl-C or a SIGTERM sent to the whole process group (a terminal, systemd's control
+    # group) is for the parent: it lets its calls in flight finish, then closes our pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        try:
+            function = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent closed the pipe, or died
+        try:
+            answer: tuple[bool, Any] = (True, function())
+        except Exception as exc:
+            answer = (False, _portable(exc))
+        try:
+            conn.send((*answer, time.process_time()))
+        except OSError:
+            return  # the parent went away while we read: nobody to answer
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            conn.send((False, RuntimeError(f"unpicklable answer: {exc}"), time.process_time()))
+
+
+def _portable(exc: Exception) -> Exception:
+    """`exc` if it survives the pipe (some exceptions pickle but cannot be rebuilt), else a
+    RuntimeError that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}"[:2000])
+    return exc
+
+
+_pool: Pool | None = None
+_pool_lock = threading.Lock()
+
+
+def pool(size: int) -> Pool:
+    """This process's pool, made with `size` readers on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = Pool(size, timeout_s=TIMEOUT_S)
+            atexit.register(_pool.close)
+        return _pool
+
+
+def current() -> Pool | None:
+    """This process's pool if one was made."""
+    return _pool
+
+
+def close() -> None:
+    """Stop this process's readers, if it started any (at shutdown; a later read starts anew)."""
+    global _pool
+    with _pool_lock:
+        closing, _pool = _pool, None
+    if closing is not None:
+        atexit.unregister(closing.close)
+        closing.close()
