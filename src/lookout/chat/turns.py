@@ -115,6 +115,8 @@ async def execute(
             # The answer, what its verb calls cost and the state the next turn reads are stored
             # with the release, at once.
             answer = parts.to_message_parts(emitted)
+            if turn.source == "automation":  # the verdict and what changed, not the page again
+                answer = report.stored(answer)
             held.closing = repo.NewMessage(
                 turn.message_id, "assistant", turn.source, answer, turn.run_id
             )
