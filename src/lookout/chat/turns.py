@@ -29,7 +29,10 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXT = 8000
 # A scheduled turn has nobody waiting on each word: its parts go out together, at the end or
-# every this many seconds (a watch that scrapes one page is one Redis write, not five).
+# every this many seconds (a watch that scrapes one page is one Redis write, not five); one
+# nobody listens to goes out once, at its end, its text in one delta (28-44 Redis commands a
+# turn on realistic pages before, counting what the publishing script runs; see
+# tests/integration/test_scheduled_turn_cost.py).
 SCHEDULED_LINGER_S = 0.5
 CANCELLED_DRAIN_S = 1.0
 WatchFactory = Callable[[TurnContext], WatchTools | None]
@@ -91,8 +94,12 @@ async def execute(
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
-    linger_s = SCHEDULED_LINGER_S if turn.source == "automation" else 0.0
-    publisher = events.Publisher(services.redis, turn.chat.id, turn.id, linger_s=linger_s)
+    scheduled = turn.source == "automation"
+    batched = scheduled and not await _listened(services, turn.chat.id)
+    publisher = events.Publisher(
+        services.redis, turn.chat.id, turn.id,
+        linger_s=SCHEDULED_LINGER_S if scheduled else 0.0, batched=batched,
+    )  # fmt: skip
 
     async def emit(part: parts.Part) -> None:
         emitted.append(part)
@@ -151,6 +158,14 @@ async def execute(
         logger.warning("turn stored but not streamed to its end: %s", exc.message)
     await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
+
+
+async def _listened(services: Services, chat_id: uuid.UUID) -> bool:
+    """Whether someone listens to the chat; Redis away: no (the publisher retries its one write)."""
+    try:
+        return await events.listened(services.redis, chat_id)
+    except errors.Unavailable:
+        return False
 
 
 async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bool:
