@@ -125,10 +125,10 @@ async def measure(
             async with look.in_process() as opened:
                 for check in range(checks):
                     for n, automation in enumerate(ids):
-                        html, edited = plans[n][check]
+                        html, _ = plans[n][check]
                         versions.html[n] = html
                         cpu = time.process_time()
-                        wall, status = await look.run_now(opened, automation)
+                        wall, _status = await look.run_now(opened, automation)
                         cpu_s.append(time.process_time() - cpu)
                         turn_s.append(wall)
                         verdict = await _verdict(look, automation)
