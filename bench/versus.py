@@ -236,9 +236,13 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--checks", type=int, default=50, help="for storage per watch")
     parser.add_argument("--storage-watches", type=int, default=4)
+    parser.add_argument("--only-storage", action="store_true", help="only storage per watch")
     args = parser.parse_args()
     _out.figure("machine", _out.machine())
     with services.backing() as (dsn, redis_url):
+        if args.only_storage:
+            python = _cdio.ensure_installed()
+            return 0 if asyncio.run(_day.storage(args, python, dsn, redis_url)) else 1
         if args.only_day:
             return 0 if asyncio.run(day(args, dsn, redis_url)) or not args.check else 1
         ok = True if args.only_real else asyncio.run(side_by_side(args, dsn, redis_url))
