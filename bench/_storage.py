@@ -119,6 +119,7 @@ async def measure(
     wrong = 0
     turn_s: list[float] = []
     cpu_s: list[float] = []
+    redis_cmds: list[int] = []  # Redis commands a check (what its scripts run included)
     try:
         async with look.opened():
             ids = await look.seed([f"http://127.0.0.1:{port}/w/{n}" for n in range(watches)])
@@ -128,8 +129,13 @@ async def measure(
                         html, _ = plans[n][check]
                         versions.html[n] = html
                         cpu = time.process_time()
+                        before = await opened[0].redis.info("stats")
                         wall, _status = await look.run_now(opened, automation)
                         cpu_s.append(time.process_time() - cpu)
+                        after = await opened[0].redis.info("stats")
+                        # minus the INFO call itself
+                        redis_cmds.append(after["total_commands_processed"]
+                                          - before["total_commands_processed"] - 1)  # fmt: skip
                         turn_s.append(wall)
                         verdict = await _verdict(look, automation)
                         said[verdict if verdict in said else "failed"] += 1
@@ -143,7 +149,7 @@ async def measure(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
     return {"left": left, "swept": swept, "said": said, "wrong": wrong,
-            "turn_s": turn_s, "cpu_s": cpu_s}  # fmt: skip
+            "turn_s": turn_s, "cpu_s": cpu_s, "redis_cmds": redis_cmds}  # fmt: skip
 
 
 def _expected(plan: list[tuple[str, bool]], check: int) -> bool:
@@ -179,6 +185,8 @@ def report(found: dict[str, Any], checks: int) -> float:
         _out.figure(f"storage per watch, {checks} checks ({label})",
                     f"{_out.sized(total)} ({shown})")  # fmt: skip
     _out.note(f"verdicts: {found['said']}; wrong verdicts (vs. the page plan): {found['wrong']}")
+    cmds = sorted(found["redis_cmds"][len(found["left"]) :])  # past the first looks
+    _out.note(f"Redis commands a check: median {cmds[len(cmds) // 2]}, max {cmds[-1]}")
     return sum(per_watch(found["swept"]).values())
 
 
