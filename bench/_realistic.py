@@ -51,8 +51,9 @@ WHERE r.id = ANY($1::uuid[])
 class Served:
     """The cases' pages on a local port, in a thread: each before, then each after."""
 
-    def __init__(self, cases: list[mutations.Case]) -> None:
+    def __init__(self, cases: list[mutations.Case], latency_s: float = 0.0) -> None:
         self.cases = cases
+        self.latency_s = latency_s  # each page answers after this long (a real site's latency)
         self.after = False
         self.port = _pages.free_port()
         self.loop = asyncio.new_event_loop()
@@ -67,6 +68,8 @@ class Served:
     def _serve(self, started: threading.Event) -> None:
         async def page(request: web.Request) -> web.Response:
             case = self.cases[int(request.match_info["n"])]
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
             html = case.after if self.after else case.before
             return web.Response(text=html, content_type="text/html")
 

@@ -22,6 +22,11 @@ Realistic (--real PAGES, bench/_realistic.py): real article pages with real edit
 article and noise in the markup or outside it, the same for both tools; each tool's reported and
 missed edits and false changes, beside its cycle time and CPU.
 
+Per day (--day, bench/_day.py; --only-day runs it alone): both tools as a user starts them
+(`lookout dev` with every process counted; `changedetection.py`), on the realistic cases with
+--latency-ms page latency: cycle CPU x 24 + idle CPU over a measured --idle-s window for 1,000
+hourly watches, peak and idle PSS, storage per watch after --checks checks, detection.
+
 Cost of scale (--scale SIZE:CYCLES,...): for each size, a fresh database, SIZE watches, CYCLES
 cycles (10 % of pages edited from the second on): dispatch time (alone, with no worker
 running, and within the cycles), the dispatcher's CPU, cycle time, and Postgres bytes per
@@ -42,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _cdio
+import _day
 import _lookout
 import _out
 import _pages
@@ -203,6 +209,16 @@ async def realistic(args: argparse.Namespace, dsn: str, redis_url: str) -> bool:
     return await _realistic.run(dsn, redis_url, python, args.real)
 
 
+async def day(args: argparse.Namespace, dsn: str, redis_url: str) -> bool:
+    """Both tools as a user starts them, per cycle and per day (bench/_day.py)."""
+    try:
+        python = _cdio.ensure_installed()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _out.figure("per day", f"not run: changedetection.io could not be installed ({exc})")
+        return False
+    return await _day.run(args, dsn, redis_url, python)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
@@ -212,10 +228,26 @@ def main() -> int:
     parser.add_argument("--real", type=int, default=20, help="real article pages (realistic)")
     parser.add_argument("--only-real", action="store_true", help="only the realistic cases")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("--day", action="store_true", help="the per-day comparison too")
+    parser.add_argument("--only-day", action="store_true", help="only the per-day comparison")
+    parser.add_argument("--day-pages", type=int, default=36, help="articles (x ~28 cases)")
+    parser.add_argument("--day-cycles", type=int, default=3)
+    parser.add_argument("--idle-s", type=float, default=60.0)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--checks", type=int, default=50, help="for storage per watch")
+    parser.add_argument("--storage-watches", type=int, default=4)
+    parser.add_argument("--only-storage", action="store_true", help="only storage per watch")
     args = parser.parse_args()
     _out.figure("machine", _out.machine())
     with services.backing() as (dsn, redis_url):
+        if args.only_storage:
+            python = _cdio.ensure_installed()
+            return 0 if asyncio.run(_day.storage(args, python, dsn, redis_url)) else 1
+        if args.only_day:
+            return 0 if asyncio.run(day(args, dsn, redis_url)) or not args.check else 1
         ok = True if args.only_real else asyncio.run(side_by_side(args, dsn, redis_url))
+        if args.day:
+            ok &= asyncio.run(day(args, dsn, redis_url))
         if args.real:
             ok &= asyncio.run(realistic(args, dsn, redis_url))
         if not args.skip_scale and not args.only_real:

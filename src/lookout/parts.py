@@ -53,6 +53,19 @@ def finish() -> Part:
     return {"type": "finish"}
 
 
+def joined_deltas(stream: list[Part]) -> list[Part]:
+    """The parts with each run of a text's consecutive deltas joined into one delta."""
+    out: list[Part] = []
+    for part in stream:
+        last = out[-1] if out else None
+        if (part["type"] == "text-delta" and last is not None and last["type"] == "text-delta"
+                and last["id"] == part["id"]):  # fmt: skip
+            out[-1] = {**last, "delta": last["delta"] + part["delta"]}
+        else:
+            out.append(part)
+    return out
+
+
 def to_message_parts(stream: list[Part]) -> list[Part]:
     """The stored (UIMessage) parts of a turn: text joined, tool calls with their outputs."""
     texts: dict[str, str] = {}

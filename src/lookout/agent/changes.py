@@ -9,6 +9,12 @@ removed and moved lines. Search, site and maps results are compared item by item
 (agent.results). Lines that change on every check while nothing else does are left out once
 noticed (agent.volatile).
 
+Each line is normalized once, when its page is read: a snapshot keeps the hashes of its verbatim
+lines too ("kept", 16 hex characters a line), so the next look compares hashes and parses again
+only the prior lines a change shows (was: every prior line parsed again on every changed look).
+What a line's key is (agent.lines) is thus remembered: changing it needs a new VERSION, as it
+always did for the lines remembered by hash only.
+
 What a watch relies on from extraction (capabilities/extract.py): that web.scrape's markdown
 holds the main content and not the page's chrome. A sidebar, clock or ad that the extractor
 keeps is content here (until volatile marking notices a line changing on every check).
@@ -35,6 +41,8 @@ SHOWN = 8  # lines of each kind said in a chat answer or a notification
 DATA_ITEMS = 20  # lines of each kind kept as data on a run, a part or a webhook payload
 KINDS = ("modified", "added", "removed", "moved")
 _RANK = re.compile(r"^\d{1,9}\. ")
+_SNAPSHOT = ("v", "kind", "lines", "kept", "hashes", "digest", "source")
+_HASH_CHARS = 16  # lines.key_hash: 8 bytes in hex
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +67,7 @@ def page_entry(markdown: str, prior: dict[str, Any] | None = None) -> dict[str, 
     It holds the page's every line under "_now" until `track` compares and drops it."""
     source = hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:32]
     if prior is not None and prior.get("source") == source and prior.get("v") == VERSION:
-        return {key: prior[key] for key in ("v", "kind", "lines", "hashes", "digest", "source")}
+        return {key: prior[key] for key in _SNAPSHOT if key in prior}
     parsed = [line for raw in lines.split(markdown) if (line := lines.parse(raw)) is not None]
     kept: list[str] = []
     size = 0
@@ -68,10 +76,11 @@ def page_entry(markdown: str, prior: dict[str, Any] | None = None) -> dict[str, 
         if size > KEPT_BYTES:
             break
         kept.append(line.raw)
-    hashes = [line.hash for line in parsed[len(kept) :]][:MAX_HASHED]
-    entry = {"v": VERSION, "kind": "page", "lines": kept, "hashes": hashes, "source": source}
-    now = diffing.side_of(parsed[: len(kept) + len(hashes)])
-    entry["digest"] = _digest(now.hashes)
+    now = diffing.side_of(parsed[: len(kept) + MAX_HASHED])
+    entry = {
+        "v": VERSION, "kind": "page", "lines": kept, "kept": "".join(now.hashes[: len(kept)]),
+        "hashes": now.hashes[len(kept) :], "source": source, "digest": _digest(now.hashes),
+    }  # fmt: skip
     entry["_now"] = now
     return entry
 
@@ -80,7 +89,12 @@ def _side(entry: dict[str, Any]) -> diffing.Side:
     now = entry.get("_now")
     if isinstance(now, diffing.Side):
         return now
-    return diffing.side_of(lines.parse_all(list(entry["lines"])), list(entry.get("hashes") or []))
+    raws, tail = list(entry["lines"]), list(entry.get("hashes") or [])
+    kept = str(entry.get("kept") or "")
+    if len(kept) != _HASH_CHARS * len(raws):  # a snapshot from before "kept": parse its lines
+        return diffing.side_of(lines.parse_all(raws), tail)
+    hashes = [kept[i : i + _HASH_CHARS] for i in range(0, len(kept), _HASH_CHARS)]
+    return diffing.lazy_side(hashes, raws, tail)
 
 
 def _digest(hashes: list[str]) -> str:

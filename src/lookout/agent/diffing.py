@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import typing
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -35,8 +36,8 @@ class Side:
     that are known verbatim (None for lines remembered by hash only)."""
 
     hashes: list[str]
-    texts: list[str | None]
-    keys: list[str | None]
+    texts: Sequence[str | None]
+    keys: Sequence[str | None]
 
 
 def side_of(parsed: list[lines.Line], tail: Sequence[str] = ()) -> Side:
@@ -44,6 +45,48 @@ def side_of(parsed: list[lines.Line], tail: Sequence[str] = ()) -> Side:
         hashes=[line.hash for line in parsed] + list(tail),
         texts=[line.text for line in parsed] + [None] * len(tail),
         keys=[line.key for line in parsed] + [None] * len(tail),
+    )
+
+
+class _Parsed(Sequence[str | None]):
+    """The texts or keys of verbatim lines, each line parsed the first time one is read (a diff
+    reads those of the changed lines only), then the hash-only lines' None."""
+
+    def __init__(self, raws: list[str], tail: int, cache: dict[int, lines.Line], text: bool):
+        self._raws, self._tail, self._cache, self._text = raws, tail, cache, text
+
+    def __len__(self) -> int:
+        return len(self._raws) + self._tail
+
+    @typing.overload
+    def __getitem__(self, index: int) -> str | None: ...
+    @typing.overload
+    def __getitem__(self, index: slice) -> Sequence[str | None]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str | None] | None:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index >= len(self._raws):
+            if index >= len(self):
+                raise IndexError(index)
+            return None
+        line = self._cache.get(index)
+        if line is None:
+            parsed = lines.parse(self._raws[index])
+            if parsed is None:  # kept lines all parse; never None unless the rules changed
+                return None
+            line = self._cache[index] = parsed
+        return line.text if self._text else line.key
+
+
+def lazy_side(hashes: list[str], raws: list[str], tail: Sequence[str] = ()) -> Side:
+    """A side from remembered hashes: its verbatim lines are parsed only where read."""
+    cache: dict[int, lines.Line] = {}
+    return Side(
+        hashes=hashes + list(tail),
+        texts=_Parsed(raws, len(tail), cache, text=True),
+        keys=_Parsed(raws, len(tail), cache, text=False),
     )
 
 

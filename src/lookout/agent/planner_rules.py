@@ -194,16 +194,19 @@ async def scrape(
         return
     pages = call.output["pages"]
     reply.scraped = list(pages)
+    said = [looks.page(page, ctx, reply.pages) for page in pages if not page.get("error")]
+    if ctx.scheduled and said and len(said) == len(pages) and all(said):
+        # Every page compared with its last look: the run says what changed, not the page
+        # again (its snapshot is in the checkpoint, its reading in the first run's answer).
+        reply.sentences += [s for s in said if s]
+        return
     if len(pages) > 1:
         reply.sentences.append(comparing.compare(pages))
     elif pages[0].get("error"):
         reply.sentences.append(answers.page_error(pages[0]))
     else:
         reply.sentences.append(reading.answer(question, pages[0]))
-    for page in pages:
-        if not page.get("error"):
-            reply.sentences.append(looks.page(page, ctx, reply.pages) or "")
-    reply.sentences = [s for s in reply.sentences if s]
+    reply.sentences = [s for s in reply.sentences + said if s]
 
 
 async def discover_site(url: str, ctx: TurnContext, reply: Reply) -> None:

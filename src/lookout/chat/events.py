@@ -49,6 +49,29 @@ def written_key(chat_id: uuid.UUID) -> str:
     return redis_keys.chat_written(chat_id)
 
 
+def listened_key(chat_id: uuid.UUID) -> str:
+    return f"lookout:chat:{chat_id}:listened"
+
+
+# A chat a web process's hub reads is marked listened for this long, and the mark renewed while
+# it is read (chat.hub): a scheduled turn of a chat nobody listens to is written in one batch.
+LISTENED_TTL_S = 15
+
+
+async def mark_listened(redis: aioredis.Redis, chat_ids: list[uuid.UUID]) -> None:
+    with unavailable():
+        async with redis.pipeline(transaction=False) as pipe:
+            for chat_id in chat_ids:
+                pipe.set(listened_key(chat_id), 1, ex=LISTENED_TTL_S)
+            await pipe.execute()
+
+
+async def listened(redis: aioredis.Redis, chat_id: uuid.UUID) -> bool:
+    """Whether a web process is reading the chat's stream for a listener (one command)."""
+    with unavailable():
+        return bool(await redis.exists(listened_key(chat_id)))
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -197,6 +220,8 @@ class Publisher:
 
     With `linger_s`, a write first waits that long (or until `drain`) for more parts: a turn
     nobody is waiting on (a scheduled one) that ends within it is written in one round trip.
+    With `batched` (a scheduled turn nobody listens to), writes wait for `drain` and a text's
+    deltas go out as one: the whole turn is one script call, one stream entry a part.
 
     Redis away (Unavailable) does not stop the turn: the write is tried again with backoff, its
     parts still first in line, while the turn goes on, so an outage that ends before the turn
@@ -213,11 +238,13 @@ class Publisher:
         turn_id: uuid.UUID,
         *,
         linger_s: float = 0.0,
+        batched: bool = False,
     ) -> None:
         self.redis = redis
         self.chat_id = chat_id
         self.turn_id = turn_id
         self._linger_s = linger_s
+        self._batched = batched
         self._wake = asyncio.Event()  # a lingering write goes now (its time is up, or drain)
         self._drained = False
         self._pending: list[parts.Part] = []
@@ -261,10 +288,12 @@ class Publisher:
             self._writer.cancel()
 
     async def _write(self) -> None:
-        if self._linger_s and not self._drained:
-            timer = asyncio.get_running_loop().call_later(self._linger_s, self._wake.set)
+        if (self._linger_s or self._batched) and not self._drained:
+            loop = asyncio.get_running_loop()
+            timer = None if self._batched else loop.call_later(self._linger_s, self._wake.set)
             await self._wake.wait()
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self._wake.clear()
         else:
             await asyncio.sleep(0)  # the emitter's next parts at hand join this write
@@ -272,6 +301,8 @@ class Publisher:
         while (retry or self._pending) and self._failure is None:
             if not retry:
                 batch, self._pending = self._pending, []
+                if self._batched:
+                    batch = parts.joined_deltas(batch)
                 self._batches += 1
             try:
                 await publish_many(self.redis, self.chat_id, self.turn_id, batch, self._batches)

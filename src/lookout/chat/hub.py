@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -50,6 +51,7 @@ class Hub:
         self._version = 0  # bumped when a chat joins
         self._reading = 0  # the version the XREAD in flight covers
         self._client_id: int | None = None  # the listener's connection, once known
+        self._marked = 0.0  # when the listened chats' marks were last renewed
 
     @contextlib.asynccontextmanager
     async def subscribe(
@@ -67,6 +69,9 @@ class Hub:
                 self._positions[chat_id] = position
                 self._queues[chat_id] = set()
                 self._joined()
+            # Its scheduled turns stream as they go from now on (renewed by the reader; it
+            # expires when nobody reads the chat any more).
+            await events.mark_listened(self.redis, [chat_id])
         self._queues[chat_id].add(queue)
         try:
             yield self._iterate(chat_id, queue, after)
@@ -132,6 +137,10 @@ class Hub:
     async def _read_once(self) -> None:
         if self._client_id is None:
             self._client_id = int(await self.listener.client_id())
+        if time.monotonic() - self._marked >= IDLE_S and self._positions:
+            self._marked = time.monotonic()
+            with contextlib.suppress(errors.Unavailable):  # the XREAD meets the outage too
+                await events.mark_listened(self.redis, list(self._positions))
         self._reading = self._version
         # Built after the awaits above: the last listener may have left meanwhile.
         streams: dict[Any, Any] = {events.stream_key(c): p for c, p in self._positions.items()}

@@ -29,7 +29,10 @@ logger = logging.getLogger(__name__)
 
 MAX_TEXT = 8000
 # A scheduled turn has nobody waiting on each word: its parts go out together, at the end or
-# every this many seconds (a watch that scrapes one page is one Redis write, not five).
+# every this many seconds (a watch that scrapes one page is one Redis write, not five); one
+# nobody listens to goes out once, at its end, its text in one delta (28-44 Redis commands a
+# turn on realistic pages before, counting what the publishing script runs; see
+# tests/integration/test_scheduled_turn_cost.py).
 SCHEDULED_LINGER_S = 0.5
 CANCELLED_DRAIN_S = 1.0
 INTERRUPTED = "I was interrupted before I could finish (the service restarted). Please ask again."
@@ -114,8 +117,12 @@ async def _execute(
     condition: dict[str, Any] | None,
 ) -> list[parts.Part]:
     emitted: list[parts.Part] = []
-    linger_s = SCHEDULED_LINGER_S if turn.source == "automation" else 0.0
-    publisher = events.Publisher(services.redis, turn.chat.id, turn.id, linger_s=linger_s)
+    scheduled = turn.source == "automation"
+    batched = scheduled and not await _listened(services, turn.chat.id)
+    publisher = events.Publisher(
+        services.redis, turn.chat.id, turn.id,
+        linger_s=SCHEDULED_LINGER_S if scheduled else 0.0, batched=batched,
+    )  # fmt: skip
 
     async def emit(part: parts.Part) -> None:
         emitted.append(part)
@@ -138,6 +145,8 @@ async def _execute(
             # The answer, what its verb calls cost and the state the next turn reads are stored
             # with the release, at once.
             answer = parts.to_message_parts(emitted)
+            if turn.source == "automation":  # the verdict and what changed, not the page again
+                answer = report.stored(answer)
             held.closing = repo.NewMessage(
                 turn.message_id, "assistant", turn.source, answer, turn.run_id
             )
@@ -207,6 +216,14 @@ async def _run_ended(services: Services, run_id: uuid.UUID) -> bool:
     try:
         return not await repo.run_is_running(services.db, run_id=run_id)
     except errors.LookoutError:
+        return False
+
+
+async def _listened(services: Services, chat_id: uuid.UUID) -> bool:
+    """Whether someone listens to the chat; Redis away: no (the publisher retries its one write)."""
+    try:
+        return await events.listened(services.redis, chat_id)
+    except errors.Unavailable:
         return False
 
 
