@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from lookout import appkeys
+from lookout.capabilities import browser as browser_pool
 from lookout.settings import Settings
 
 
@@ -19,6 +20,8 @@ class Services:
     redis: aioredis.Redis
     http: aiohttp.ClientSession
     settings: Settings
+    # Workers only: the web process never renders (a call that needs it runs as a job).
+    browser: browser_pool.Pool | None = None
 
     @classmethod
     def of_app(cls, app: web.Application) -> Services:

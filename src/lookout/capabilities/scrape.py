@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import content, extract, fetch, registry
+from lookout.capabilities import content, extract, fetch, registry, rendering
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
         async with gate:
             if await ctx.should_stop():
                 return _cancelled(url)
-            page = await scrape_page(url, data, session=session, settings=ctx.settings)
+            page = await scrape_page(url, data, session=session, settings=ctx.settings, ctx=ctx)
         done += 1
         await ctx.progress(done, len(urls))
         return page
@@ -46,14 +46,23 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
 
 
 async def scrape_page(
-    url: str, options: dict[str, Any], *, session: aiohttp.ClientSession, settings: Settings
+    url: str,
+    options: dict[str, Any],
+    *,
+    session: aiohttp.ClientSession,
+    settings: Settings,
+    ctx: registry.VerbContext | None = None,
 ) -> dict[str, Any]:
     """One page of web.scrape's output, with `error` set instead of raising."""
     fetched_at = datetime.datetime.now(datetime.UTC)
     try:
         result = await fetch.fetch(url, settings=settings, session=session)
+        # Rendered in the browser when asked or when the HTML is a JavaScript shell.
+        prepared = await rendering.prepare(result, options, ctx) if ctx else None
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    if prepared is not None:
+        result = prepared.result
     reading = functools.partial(
         extract.extract,
         result.body,
@@ -85,7 +94,7 @@ async def scrape_page(
         read=read,
         want_links="links" in options["formats"],
         want_data="data" in options["formats"],
-    )
+    ) | (prepared.fields if prepared else {})
 
 
 def _page(
@@ -122,13 +131,15 @@ def _cancelled(url: str) -> dict[str, Any]:
 
 
 def billable_units(output: dict[str, Any]) -> int:
-    """Pages fetched and read successfully."""
-    return sum(1 for page in output["pages"] if page.get("error") is None)
+    """Pages fetched and read successfully; a rendered one counts rendering.RENDERED_UNITS."""
+    return sum(rendering.units(page) for page in output["pages"])
 
 
 def max_units(data: dict[str, Any]) -> int:
-    return len(data["urls"])
+    return len(data["urls"]) * rendering.max_units(data)
 
 
 def is_slow(data: dict[str, Any]) -> bool:
-    return len(data["urls"]) > INLINE_PAGES
+    """Many pages, or a browser asked for (rendering runs in workers only)."""
+    forced = data.get("render") == "always" or "screenshot" in data.get("formats", ())
+    return len(data["urls"]) > INLINE_PAGES or forced
