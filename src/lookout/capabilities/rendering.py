@@ -71,7 +71,7 @@ async def prepare(
         return plain  # auto without a browser: the shell is what there is
     if pool is None:
         raise registry.NeedsWorker("rendering needs a worker's browser")
-    mode = options.get("screenshot") if "screenshot" in options["formats"] else None
+    mode = options.get("screenshot", "viewport") if "screenshot" in options["formats"] else None
     page = await pool.render(result.final_url, wait_for=options.get("wait_for"), screenshot=mode)
     rendered = dataclasses.replace(
         result,
