@@ -29,7 +29,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 import lookout.capabilities  # noqa: F401 - registers the verbs
-from lookout.capabilities import browser, fetch, registry, scrape
+from lookout.capabilities import browser, fetch, registry
 from lookout.settings import Settings
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -120,9 +120,7 @@ async def _run(
     sampler = asyncio.ensure_future(sample())
     cpu0, t0, done = cpu_s(me), time.perf_counter(), 0
     async with fetch.open_session(settings) as http:
-        ctx = registry.VerbContext(
-            http=http, settings=settings, progress=_nothing, browser=pool
-        )
+        ctx = registry.VerbContext(http=http, settings=settings, progress=_nothing, browser=pool)
         for start in range(0, len(urls), 20):
             data = registry.validate_input(verb, {"urls": urls[start : start + 20],
                                                   "render": render})  # fmt: skip
@@ -167,8 +165,10 @@ async def main(pages: int, concurrency: int) -> None:
     rate = (rendered["pages"] / rendered["s"]) / (plain["pages"] / plain["s"])
     cpu = rendered["cpu_s"] / max(plain["cpu_s"], 1e-6)
     extra = (rendered["peak_mib"] - plain["peak_mib"]) / concurrency
-    print(f"  rendered / plain: {rate:.3f}x the pages/s, {cpu:.1f}x the CPU per page; "
-          f"+{extra:.0f} MiB per concurrent rendered page (peak over the plain run's peak)")
+    print(
+        f"  rendered / plain: {rate:.3f}x the pages/s, {cpu:.1f}x the CPU per page; "
+        f"+{extra:.0f} MiB per concurrent rendered page (peak over the plain run's peak)"
+    )
 
 
 if __name__ == "__main__":

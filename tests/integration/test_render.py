@@ -309,9 +309,9 @@ async def test_the_proxy_refuses_connect_to_a_private_address(
         await writer.drain()
         answer = await reader.read(4096)
         writer.close()
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{canary_server.port}/", proxy=url) as r:
-                assert r.status == 403
+        target = f"http://127.0.0.1:{canary_server.port}/"
+        async with aiohttp.ClientSession() as session, session.get(target, proxy=url) as r:
+            assert r.status == 403
     finally:
         await proxy.close()
     assert answer.startswith(b"HTTP/1.1 403") and b"loopback" in answer

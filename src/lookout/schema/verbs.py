@@ -123,7 +123,8 @@ class ScrapeInputSchema(StrictSchema):
     screenshot = fields.String(
         validate=validate.OneOf(("viewport", "full")),
         metadata={
-            "description": "With formats screenshot: the first screen (viewport, the default, 1280x800) or "
+            "description": "With formats screenshot: the first screen (viewport, the default, "
+            "1280x800) or "
             "the full page (cut at 8000 px)."
         },
     )
