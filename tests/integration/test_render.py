@@ -239,6 +239,7 @@ Promise.all([
   hit('http://127.0.0.1:{port}/xhr'),
   hit('http://169.254.169.254/latest/meta-data/'),
   hit('http://intranet.test:{port}/named'),
+  hit('http://rebind.test:{port}/rebind'),
   hit('/to?next=http://127.0.0.1:{port}/fetch-redirect'),
   new Promise(done => {{ try {{ const ws = new WebSocket('ws://127.0.0.1:{port}/ws');
     ws.onopen = () => {{ tried.push('reached ws'); done(); }}; ws.onerror = () => done();
@@ -259,7 +260,8 @@ async def test_private_destinations_are_refused_and_the_page_still_renders(
     to treat as public (only a test can say so: `Policy.treat_as_public`). The canary listens on
     127.0.0.1, a loopback address the guard refuses, on another port. The page's script, images,
     iframe, a redirect and a WebSocket aim at the canary by address, by a name that resolves to
-    it (intranet.test, through the proxy's resolver) and at the cloud metadata address; every one
+    it (intranet.test, through the proxy's resolver), by a name with a public and a private answer
+    (rebind.test) and at the cloud metadata address; every one
     is refused by the proxy, none reaches the canary, and the page still renders."""
     canary = webpages.Site()
     canary_server = await aiohttp_server(canary.app())
@@ -273,7 +275,11 @@ async def test_private_destinations_are_refused_and_the_page_still_renders(
     server = await aiohttp_server(site.app(), host=PUBLIC_STAND_IN)
     strict = webpages.make_settings(allow_private=False, browser_timeout_s=15.0)
     policy = guard.Policy(treat_as_public=frozenset({ipaddress.ip_address(PUBLIC_STAND_IN)}))
-    names = webpages.FakeResolver({"intranet.test": ["127.0.0.1"]})
+    # rebind.test answers a public address and the canary's: every answer is checked, and the
+    # proxy connects only to a checked one, so a second lookup can never aim it elsewhere.
+    names = webpages.FakeResolver(
+        {"intranet.test": ["127.0.0.1"], "rebind.test": ["93.184.216.34", "127.0.0.1"]}
+    )
     pool = browser.Pool(strict, policy=policy, resolver=names)
     page_url = f"http://{PUBLIC_STAND_IN}:{server.port}/"
     try:
@@ -290,7 +296,8 @@ async def test_private_destinations_are_refused_and_the_page_still_renders(
     assert "reached" not in page["markdown"]
     assert canary.hits == []
     refused = " ".join(pool.proxy.refused)
-    for target in (f"127.0.0.1:{canary_server.port}", "169.254.169.254", "intranet.test"):
+    aimed = (f"127.0.0.1:{canary_server.port}", "169.254.169.254", "intranet.test", "rebind.test")
+    for target in aimed:
         assert target in refused, (target, pool.proxy.refused)
 
 
