@@ -188,6 +188,14 @@ async def test_the_web_process_hands_a_shell_to_a_worker(shop: webpages.Site) ->
     settings = webpages.make_settings()
     with pytest.raises(registry.NeedsWorker):
         await _scrape(_url(shop, "/shell"), settings, None)
+    # Among other pages, the shell stops the call cleanly (no page left running).
+    options = _options() | {
+        "urls": [_url(shop, "/plain"), _url(shop, "/shell"), _url(shop, "/late")]
+    }
+    async with fetch.open_session(settings) as http:
+        ctx = registry.VerbContext(http=http, settings=settings, progress=webpages.Recorder())
+        with pytest.raises(registry.NeedsWorker):
+            await scrape.execute(options, ctx)
     page = await _scrape(_url(shop, "/plain"), settings, None)
     assert page["rendered"] is False and page["error"] is None
 

@@ -41,8 +41,20 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
         return page
 
     async with fetch.borrow(ctx.http, ctx.settings) as session:
-        pages = await asyncio.gather(*(one(url, session) for url in urls))
-    return {"pages": list(pages)}
+        pages = await _all([asyncio.ensure_future(one(url, session)) for url in urls])
+    return {"pages": pages}
+
+
+async def _all(tasks: list[asyncio.Future[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every page in order; a page that needs a worker's browser stops the others at once (the
+    call runs again as a job)."""
+    try:
+        return list(await asyncio.gather(*tasks))
+    except registry.NeedsWorker:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def scrape_page(
