@@ -44,7 +44,9 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || { \
 	  $(APT) update -qq && $(APT) install -y -qq chromium >/dev/null; }
 
-run: install services-deps
+# `make run` renders JavaScript pages too: chromium is installed as root like Redis (else the
+# verb says how: render always / screenshots answer provider_not_configured with the line).
+run: install services-deps browser-deps
 	$(BIN)/lookout dev
 
 dev: run

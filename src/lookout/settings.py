@@ -106,6 +106,13 @@ class Settings:
     signup: str = _field("LOOKOUT_SIGNUP", "invite")
     signups_per_hour: int = _field("LOOKOUT_SIGNUPS_PER_HOUR", 10)
     invite_days: int = _field("LOOKOUT_INVITE_DAYS", 7)
+    # Rendering pages in Debian's chromium (capabilities/browser.py), in workers only.
+    browser: str = _field("LOOKOUT_BROWSER", "auto")
+    browser_path: str = _field("LOOKOUT_BROWSER_PATH", "")
+    browser_pages: int = _field("LOOKOUT_BROWSER_PAGES", 2)
+    browser_timeout_s: float = _field("LOOKOUT_BROWSER_TIMEOUT_S", 30.0)
+    browser_js_heap_mb: int = _field("LOOKOUT_BROWSER_JS_HEAP_MB", 256)
+    browser_screenshot_max_bytes: int = _field("LOOKOUT_BROWSER_SCREENSHOT_MAX_BYTES", 5_000_000)
 
     @property
     def public_origin(self) -> str:
@@ -158,6 +165,7 @@ class Settings:
 
 
 SIGNUP_POLICIES = ("open", "invite", "closed")
+BROWSER_MODES = ("off", "auto")
 
 
 def _check_accounts(settings: Settings) -> None:
@@ -182,6 +190,10 @@ def _check_accounts(settings: Settings) -> None:
     for name, value in positive.items():
         if value <= 0:
             raise ConfigError(f"{name}: expected a positive number, got {value}")
+    if settings.browser not in BROWSER_MODES:
+        raise ConfigError(
+            f"LOOKOUT_BROWSER: expected one of {', '.join(BROWSER_MODES)}, got {settings.browser!r}"
+        )
     if settings.default_credits < 0:
         raise ConfigError(
             f"LOOKOUT_DEFAULT_CREDITS: expected 0 or more, got {settings.default_credits}"

@@ -241,7 +241,8 @@ async def call(
             if template.endswith("/messages"):
                 await response.read()  # a turn: read it to its end
             return response.status, "", sent
-        return response.status, await response.text(), sent
+        # A binary answer (a job's PNG) is searched for leaks as text all the same.
+        return response.status, await response.text(errors="replace"), sent
 
 
 def _mcp_credentials(world: World, column: str) -> dict[str, str]:
@@ -425,6 +426,7 @@ async def _objects(
         "chat_id": chat,
         "automation_id": watch["id"],
         "job_id": (await job.json())["meta"]["job_id"],
+        "artifact_id": await _artifact(db, (await job.json())["meta"]["job_id"]),
         "key_id": spare["id"],
         "connector_id": connector["connector"]["id"],
         "target_id": target["target"]["id"],
@@ -433,6 +435,16 @@ async def _objects(
     }
     return {"params": params, "spare_key": spare["key"], "signing": target["signing_secret"],
             "invite": invite["token"]}  # fmt: skip
+
+
+async def _artifact(db: asyncpg.Pool, job_id: str) -> str:
+    """A file of A's job (a screenshot), as the worker keeps it."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    saved = await repo.insert_job_artifact(
+        db, job_id=uuid.UUID(job_id), content_type="image/png", body=png
+    )
+    assert saved is not None
+    return str(saved.id)
 
 
 async def _past_run(db: asyncpg.Pool, a: Tenant, automation_id: str) -> str:

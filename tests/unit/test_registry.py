@@ -66,6 +66,7 @@ def test_the_json_schema_tells_a_model_what_it_may_send() -> None:
         "links",
         "html",
         "data",
+        "screenshot",
     ]
     assert schema["properties"]["only_main_content"]["default"] is True
     page = registry.output_json_schema(registry.get("web.scrape"))["properties"]["pages"]["items"]
@@ -116,6 +117,7 @@ def test_url_is_a_one_item_alias_and_defaults_apply() -> None:
         "formats": ["markdown"],
         "only_main_content": True,
         "max_chars": 100_000,
+        "render": "auto",
     }
 
 

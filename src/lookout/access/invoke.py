@@ -118,9 +118,16 @@ async def invoke(
         )
         finished = await jobs.wait(services, job, services.settings.job_wait_s)
         return _job_outcome(finished, request_id=request_id, started=started, headers=headers)
-    charged, output = await _run_inline(
-        services, verb, data, principal, call_id, price, progress, settlements
-    )
+    try:
+        charged, output = await _run_inline(
+            services, verb, data, principal, call_id, price, progress, settlements
+        )
+    except registry.NeedsWorker:  # refunded by _run_inline; a fresh call id for the job
+        job = await jobs.submit(
+            services, verb, raw_input, principal, door, call_id=new_call_id(), price=price
+        )
+        finished = await jobs.wait(services, job, services.settings.job_wait_s)
+        return _job_outcome(finished, request_id=request_id, started=started, headers=headers)
     return Outcome(
         verb=verb.name,
         request_id=request_id,
@@ -176,6 +183,7 @@ async def _run_inline(
         settings=services.settings,
         progress=progress or _noop_progress,
         redis=services.redis,
+        browser=services.browser,
     )
     try:
         output = registry.dump_output(verb, await verb.execute(data, context))

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lookout import errors, heartbeat
@@ -86,6 +87,8 @@ async def _run(
         progress=progress,
         cancelled=cancelled,
         redis=services.redis,
+        browser=services.browser,
+        save_artifact=_artifact_saver(services, job),
     )
     try:
         verb = registry.get(job.verb)
@@ -101,6 +104,21 @@ async def _run(
     if await cancelled():
         return "cancelled", None, None
     return "succeeded", result, None
+
+
+def _artifact_saver(
+    services: Services, job: repo.Job
+) -> Callable[[str, bytes], Awaitable[dict[str, Any]]]:
+    async def save(content_type: str, body: bytes) -> dict[str, Any]:
+        saved = await repo.insert_job_artifact(
+            services.db, job_id=job.id, content_type=content_type, body=body
+        )
+        if saved is None:
+            raise errors.NotFound("The job was deleted while it ran.")
+        return {"url": jobs.artifact_url(services.settings, job.id, saved.id),
+                "expires_at": saved.expires_at}  # fmt: skip
+
+    return save
 
 
 async def _close_if_cancelled(services: Services, job_id: uuid.UUID) -> None:

@@ -14,6 +14,7 @@ from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
 from lookout.db import repo
+from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -145,3 +146,23 @@ async def cancel(services: Services, *, job_id: uuid.UUID, principal: Principal)
     if status == "cancelled":
         await credits.refund(services.db, workspace_id=job.workspace_id, request_id=job.request_id)
     return await get(services, job_id=job_id, workspace_id=principal.workspace_id)
+
+
+def artifact_url(settings: Settings, job_id: uuid.UUID, artifact_id: uuid.UUID) -> str:
+    """Where a job's file is read (with the credentials that read the job)."""
+    return f"{settings.public_url.rstrip('/')}/v1/jobs/{job_id}/artifacts/{artifact_id}"
+
+
+async def get_artifact(
+    services: Services, *, job_id: uuid.UUID, artifact_id: uuid.UUID, workspace_id: uuid.UUID
+) -> repo.Artifact:
+    """A file of this workspace's job, or NotFound (another workspace's, expired, unknown)."""
+    found = await repo.get_job_artifact(
+        services.db, artifact_id=artifact_id, job_id=job_id, workspace_id=workspace_id
+    )
+    if found is None:
+        raise errors.NotFound(
+            "No such file of this job: job files (screenshots) are kept as long as their job "
+            "(LOOKOUT_JOB_TTL_HOURS), for the job's workspace only."
+        )
+    return found

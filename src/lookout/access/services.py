@@ -9,6 +9,7 @@ import aiohttp
 import asyncpg
 import redis.asyncio as aioredis
 
+from lookout.capabilities import browser as browser_pool
 from lookout.settings import Settings
 
 
@@ -18,3 +19,5 @@ class Services:
     redis: aioredis.Redis
     http: aiohttp.ClientSession
     settings: Settings
+    # Workers only: the web process never renders (a call that needs it runs as a job).
+    browser: browser_pool.Pool | None = None

@@ -19,7 +19,7 @@ from lookout import loops, redis_client
 from lookout.access import credits
 from lookout.access.services import Services
 from lookout.agent import graph
-from lookout.capabilities import fetch, readers
+from lookout.capabilities import browser, fetch, readers
 from lookout.db import checkpointer, pool
 from lookout.settings import Settings
 
@@ -34,11 +34,15 @@ class State:
     redis: aioredis.Redis
     http: aiohttp.ClientSession
     graph: graph.Graph
+    browser: browser.Pool
     stale_sweep: credits.StaleSweep = dataclasses.field(default_factory=credits.StaleSweep)
 
     @property
     def services(self) -> Services:
-        return Services(db=self.db, redis=self.redis, http=self.http, settings=self.settings)
+        return Services(
+            db=self.db, redis=self.redis, http=self.http, settings=self.settings,
+            browser=self.browser,
+        )  # fmt: skip
 
 
 _state: State | None = None
@@ -89,10 +93,14 @@ class Resources(dramatiq.Middleware):
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(fetch.open_session(settings))
         stack.push_async_callback(asyncio.to_thread, readers.close)  # started by a first page
+        # Chromium starts on the first page that needs it, not here.
+        pages = browser.Pool(settings)
+        stack.push_async_callback(pages.close)
         self._stack = stack
         _state = State(
-            settings=settings, db=db, saver=saver, redis=redis, http=http, graph=graph.build(saver)
-        )
+            settings=settings, db=db, saver=saver, redis=redis, http=http,
+            graph=graph.build(saver), browser=pages,
+        )  # fmt: skip
         loops.freeze_heap()
         loop = type(asyncio.get_running_loop())
         logger.info("worker resources open on %s.%s", loop.__module__, loop.__qualname__)

@@ -25,7 +25,16 @@ def page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> str |
     looked = changes.track(
         pages, page["url"], entry, at=_at(ctx), title=title, scheduled=ctx.scheduled
     )
+    # A page that needed a browser keeps getting one (auto's guess could flip on a bigger shell).
+    if (page.get("rendered") or (prior or {}).get("rendered")) and page["url"] in pages:
+        pages[page["url"]]["rendered"] = True
     return _said(looked, ctx)
+
+
+def render_for(urls: list[str], pages: dict[str, Any]) -> dict[str, Any]:
+    """web.scrape arguments that keep rendering the pages this chat saw needed a browser."""
+    rendered = any((pages.get(url) or {}).get("rendered") for url in urls)
+    return {"render": "always"} if rendered else {}
 
 
 def found(

@@ -188,6 +188,7 @@ async def scrape(
     arguments: dict[str, Any] = {"urls": urls[:20]}
     if structured:  # a condition or a field may read the page's structured data (price, stock)
         arguments["formats"] = ["markdown", "data"]
+    arguments |= looks.render_for(arguments["urls"], reply.pages)
     call = await tools.call(ctx, "web.scrape", arguments)
     if call.output is None:
         reply.sentences.append(_unfinished(call))

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import marshmallow
@@ -17,6 +17,9 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 
 from lookout import errors
 from lookout.settings import Settings
+
+if TYPE_CHECKING:
+    from lookout.capabilities import browser
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +36,19 @@ class VerbContext:
     cancelled: Callable[[], Awaitable[bool]] | None = None
     # What every process of the deployment shares (a provider's pace); the doors pass it.
     redis: aioredis.Redis | None = None
+    # A worker process's browser (capabilities/browser.py); the web process has none.
+    browser: browser.Pool | None = None
+    # Keeps a file of a job's result (content type, bytes) → {"url", "expires_at"}; jobs only.
+    save_artifact: Callable[[str, bytes], Awaitable[dict[str, Any]]] | None = None
 
     async def should_stop(self) -> bool:
         """True once a job has been cancelled; executors poll it between units of work."""
         return self.cancelled is not None and await self.cancelled()
+
+
+class NeedsWorker(Exception):
+    """Control flow, not failure: this call needs what only a worker process has (a browser,
+    a job to keep artifacts under); the adapter runs it again as a job."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import content, extract, fetch, readers, registry
+from lookout.capabilities import content, extract, fetch, readers, registry, rendering
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -29,9 +29,10 @@ INLINE_READ_BYTES = 2 * 1024
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
     """Scrape `data["urls"]`, at most settings.fetch_concurrency at a time, in input order.
 
-    A page holds a fetch slot while it is fetched, then a read slot while it waits for a reader
-    and is read: the next fetch starts while a page is read (a server's latency overlaps the
-    readers' work), and at most twice fetch_concurrency bodies of a call are held at once."""
+    A page holds a fetch slot while it is fetched (and rendered, when it needs the browser), then
+    a read slot while it waits for a reader and is read: the next fetch starts while a page is
+    read (a server's latency overlaps the readers' work), and at most twice fetch_concurrency
+    bodies of a call are held at once."""
     urls: list[str] = data["urls"]
     fetching = asyncio.Semaphore(ctx.settings.fetch_concurrency)
     reading = asyncio.Semaphore(ctx.settings.fetch_concurrency)
@@ -42,7 +43,7 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
         async with fetching:
             if await ctx.should_stop():
                 return _cancelled(url)
-            fetched = await _fetch(url, session=session, settings=ctx.settings)
+            fetched = await _fetch(url, data, session=session, settings=ctx.settings, ctx=ctx)
         if isinstance(fetched, _Fetched):
             async with reading:
                 fetched = await _read(fetched, data, settings=ctx.settings)
@@ -51,15 +52,32 @@ async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, 
         return fetched
 
     async with fetch.borrow(ctx.http, ctx.settings) as session:
-        pages = await asyncio.gather(*(one(url, session) for url in urls))
-    return {"pages": list(pages)}
+        pages = await _all([asyncio.ensure_future(one(url, session)) for url in urls])
+    return {"pages": pages}
+
+
+async def _all(tasks: list[asyncio.Future[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Every page in order; a page that needs a worker's browser stops the others at once (the
+    call runs again as a job)."""
+    try:
+        return list(await asyncio.gather(*tasks))
+    except registry.NeedsWorker:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def scrape_page(
-    url: str, options: dict[str, Any], *, session: aiohttp.ClientSession, settings: Settings
+    url: str,
+    options: dict[str, Any],
+    *,
+    session: aiohttp.ClientSession,
+    settings: Settings,
+    ctx: registry.VerbContext | None = None,
 ) -> dict[str, Any]:
     """One page of web.scrape's output, with `error` set instead of raising."""
-    fetched = await _fetch(url, session=session, settings=settings)
+    fetched = await _fetch(url, options, session=session, settings=settings, ctx=ctx)
     if isinstance(fetched, _Fetched):
         return await _read(fetched, options, settings=settings)
     return fetched
@@ -70,18 +88,28 @@ class _Fetched:
     url: str
     fetched_at: datetime.datetime
     result: fetch.FetchResult
+    fields: dict[str, Any]  # what rendering adds to the page (rendered, screenshot)
 
 
 async def _fetch(
-    url: str, *, session: aiohttp.ClientSession, settings: Settings
+    url: str,
+    options: dict[str, Any],
+    *,
+    session: aiohttp.ClientSession,
+    settings: Settings,
+    ctx: registry.VerbContext | None,
 ) -> _Fetched | dict[str, Any]:
-    """The fetched page, or its page of output with the error."""
+    """The fetched page (rendered in the browser when asked or when the HTML is a JavaScript
+    shell), or its page of output with the error."""
     fetched_at = datetime.datetime.now(datetime.UTC)
     try:
         result = await fetch.fetch(url, settings=settings, session=session)
+        prepared = await rendering.prepare(result, options, ctx) if ctx else None
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
-    return _Fetched(url, fetched_at, result)
+    if prepared is None:
+        return _Fetched(url, fetched_at, result, {})
+    return _Fetched(url, fetched_at, prepared.result, prepared.fields)
 
 
 async def _read(
@@ -125,7 +153,7 @@ async def _read(
         read=read,
         want_links="links" in options["formats"],
         want_data="data" in options["formats"],
-    )
+    ) | fetched.fields
 
 
 def _readers(settings: Settings) -> readers.Pool:
@@ -167,13 +195,15 @@ def _cancelled(url: str) -> dict[str, Any]:
 
 
 def billable_units(output: dict[str, Any]) -> int:
-    """Pages fetched and read successfully."""
-    return sum(1 for page in output["pages"] if page.get("error") is None)
+    """Pages fetched and read successfully; a rendered one counts rendering.RENDERED_UNITS."""
+    return sum(rendering.units(page) for page in output["pages"])
 
 
 def max_units(data: dict[str, Any]) -> int:
-    return len(data["urls"])
+    return len(data["urls"]) * rendering.max_units(data)
 
 
 def is_slow(data: dict[str, Any]) -> bool:
-    return len(data["urls"]) > INLINE_PAGES
+    """Many pages, or a browser asked for (rendering runs in workers only)."""
+    forced = data.get("render") == "always" or "screenshot" in data.get("formats", ())
+    return len(data["urls"]) > INLINE_PAGES or forced

@@ -16,7 +16,10 @@ SCRAPE = registry.register(
             "summarize or compare pages whose URLs you already have, or to check whether a page "
             "changed. Do not use it to find pages: web.discover lists a site's URLs or searches "
             "the web. A page that fails carries its own error and the others still return. "
-            "1 credit per page fetched successfully."
+            "Pages that build their content with JavaScript are rendered in a browser "
+            "(render: auto, the default; always; never), wait_for a selector or milliseconds; "
+            "formats screenshot returns a PNG's URL. 1 credit per page fetched successfully; "
+            "3 per rendered page with render always or a screenshot (auto charges 1)."
         ),
         input_schema=verbs.ScrapeInputSchema,
         output_schema=verbs.ScrapeOutputSchema,

@@ -1112,3 +1112,14 @@ WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id
                   AND g.revoked_at IS NULL)
     AND (coalesce(c.last_used_at, c.created_at) < now() - make_interval(days => $1)
          OR (c.last_used_at IS NULL AND c.created_at < now() - interval '1 day'));
+
+-- name: insert_job_artifact
+-- A file of a job's result, owned by the job's workspace and expiring with the job.
+INSERT INTO job_artifacts (job_id, workspace_id, content_type, body, expires_at)
+SELECT id, workspace_id, $2, $3, expires_at FROM jobs WHERE id = $1
+RETURNING id, expires_at;
+
+-- name: get_job_artifact
+-- A job's file, for that job's workspace only, until it expires.
+SELECT content_type, body FROM job_artifacts
+WHERE id = $1 AND job_id = $2 AND workspace_id = $3 AND expires_at > now();

@@ -1328,3 +1328,32 @@ async def watches_for_threads_any(
     """The watch of each listed chat, paused ones included, with its last run."""
     rows = await fetch(db, "watches_for_threads_any", workspace_id, [str(c) for c in chat_ids])
     return [a for row in rows if (a := Automation.from_row(row))]
+
+
+@dataclasses.dataclass(frozen=True)
+class SavedArtifact(Row):
+    id: uuid.UUID
+    expires_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact(Row):
+    content_type: str
+    body: bytes = dataclasses.field(repr=False)
+
+
+async def insert_job_artifact(
+    db: Executor, *, job_id: uuid.UUID, content_type: str, body: bytes
+) -> SavedArtifact | None:
+    """None when the job is gone."""
+    return SavedArtifact.from_row(
+        await fetchrow(db, "insert_job_artifact", job_id, content_type, body)
+    )
+
+
+async def get_job_artifact(
+    db: Executor, *, artifact_id: uuid.UUID, job_id: uuid.UUID, workspace_id: uuid.UUID
+) -> Artifact | None:
+    return Artifact.from_row(
+        await fetchrow(db, "get_job_artifact", artifact_id, job_id, workspace_id)
+    )

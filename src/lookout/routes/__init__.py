@@ -53,6 +53,7 @@ def setup_routes(app: web.Application) -> None:
         app.router.add_post(verbs.path_of(verb), verbs.verb_handler(verb))
     app.router.add_get("/v1/jobs/{job_id}", jobs.get_job)
     app.router.add_delete("/v1/jobs/{job_id}", jobs.cancel_job)
+    app.router.add_get("/v1/jobs/{job_id}/artifacts/{artifact_id}", jobs.get_artifact)
     app.router.add_get("/v1/usage", jobs.usage)
     app.router.add_get("/v1/openapi.json", docs.openapi_json)
     app.router.add_get("/v1/docs", docs.docs_page)

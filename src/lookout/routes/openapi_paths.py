@@ -92,6 +92,18 @@ def _v1() -> dict[str, dict[str, Any]]:
             ),
             "delete": plain("jobs_cancel", "Cancel a job", tag="jobs", data=responses.Job),
         },
+        "/v1/jobs/{job_id}/artifacts/{artifact_id}": {
+            "parameters": [_JOB_ID, path_param("artifact_id")],
+            "get": plain(
+                "jobs_artifact_get", "A file of a job's result (a web.scrape screenshot)",
+                tag="jobs", data=None, responses={
+                    "200": {"description": "The file: a PNG screenshot, as long as its job is kept",
+                            "content": {"image/png": {"schema": {"type": "string",
+                                                                 "format": "binary"}}}},
+                    "default": FAILURE,
+                },
+            ),
+        },
         "/v1/usage": {"get": plain(
             "usage_get", "Balance, recent ledger and per-verb totals", tag="usage",
             data=responses.Usage,

@@ -22,7 +22,10 @@ MAX_CHARS = 500_000
 MAX_LINKS_PER_PAGE = 1000
 MAX_DISCOVER = 5000
 MAX_SEARCH_RESULTS = 50
-FORMATS = ("markdown", "text", "links", "html", "data")
+FORMATS = ("markdown", "text", "links", "html", "data", "screenshot")
+RENDER_MODES = ("auto", "never", "always")
+MAX_WAIT_MS = 10_000
+MAX_SELECTOR = 500
 
 
 StrictSchema = strict.StrictSchema  # the one definition: lookout.schema.strict
@@ -49,6 +52,22 @@ def bounded_str(limit: int, description: str, **kwargs: Any) -> fields.String:
     return fields.String(
         validate=validate.Length(max=limit), metadata={"description": description}, **kwargs
     )
+
+
+class WaitFor(fields.Field):  # type: ignore[type-arg]
+    """A CSS selector to wait for (1 to 500 characters), or milliseconds to wait (0 to 10,000)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not 0 <= value <= MAX_WAIT_MS:
+                raise ValidationError(f"Milliseconds must be 0 to {MAX_WAIT_MS}.")
+            return value
+        if isinstance(value, str) and 1 <= len(value.strip()) <= MAX_SELECTOR:
+            return value.strip()
+        raise ValidationError(
+            f"Send a CSS selector (1 to {MAX_SELECTOR} characters) or milliseconds (0 to "
+            f"{MAX_WAIT_MS})."
+        )
 
 
 class ErrorSchema(StrictSchema):
@@ -79,6 +98,33 @@ class ScrapeInputSchema(StrictSchema):
         load_default=100_000,
         validate=validate.Range(min=1000, max=MAX_CHARS),
         metadata={"description": "Cut markdown, text and html of each page to this length."},
+    )
+    render = fields.String(
+        load_default="auto",
+        validate=validate.OneOf(RENDER_MODES),
+        metadata={
+            "description": "Run the page's JavaScript in a browser: auto (default) only when the "
+            "fetched HTML is a JavaScript shell, never, or always. A rendered page costs 3 "
+            "credits (render always or a screenshot reserves 3 per page; auto reserves 1)."
+        },
+    )
+    wait_for = WaitFor(
+        metadata={
+            "description": "When rendering, wait for this CSS selector to appear, or this many "
+            f"milliseconds (0 to {MAX_WAIT_MS}), before reading the page.",
+            "oneOf": [
+                {"type": "string", "minLength": 1, "maxLength": MAX_SELECTOR},
+                {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS},
+            ],
+        }
+    )
+    screenshot = fields.String(
+        validate=validate.OneOf(("viewport", "full")),
+        metadata={
+            "description": "With formats screenshot: the first screen (viewport, the default, "
+            "1280x800) or "
+            "the full page (cut at 8000 px)."
+        },
     )
 
     @validates_schema
@@ -130,6 +176,21 @@ class PageDataSchema(StrictSchema):
     )  # fmt: skip
 
 
+class ScreenshotSchema(StrictSchema):
+    url = bounded_str(
+        MAX_URL, "Where to GET the PNG (the job's artifact; same credentials).", required=True
+    )
+    content_type = fields.String(
+        required=True, validate=validate.OneOf(("image/png",)), metadata={"description": "PNG."}
+    )
+    width = fields.Integer(required=True, metadata={"description": "Pixels wide."})
+    height = fields.Integer(required=True, metadata={"description": "Pixels high."})
+    bytes = fields.Integer(required=True, metadata={"description": "Size of the PNG."})
+    expires_at = fields.AwareDateTime(
+        required=True, metadata={"description": "When the PNG is deleted."}
+    )
+
+
 class ScrapedPageSchema(StrictSchema):
     url = bounded_str(MAX_URL, "The URL as asked.", required=True)
     final_url = bounded_str(MAX_URL, "The URL after redirects.", allow_none=True)
@@ -161,6 +222,13 @@ class ScrapedPageSchema(StrictSchema):
     data = fields.Nested(
         PageDataSchema, allow_none=True,
         metadata={"description": "Product facts from structured data (the data format), or null."},
+    )  # fmt: skip
+    rendered = fields.Boolean(
+        metadata={"description": "Whether the page was rendered in a browser (its scripts run)."}
+    )
+    screenshot = fields.Nested(
+        ScreenshotSchema, allow_none=True,
+        metadata={"description": "The page's screenshot (the screenshot format), or null."},
     )  # fmt: skip
 
 
