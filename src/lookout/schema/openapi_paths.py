@@ -300,8 +300,14 @@ def _watches() -> dict[str, dict[str, Any]]:
 
 
 def paths() -> dict[str, dict[str, Any]]:
-    return {**_v1(), **_auth(), **_workspace(), **_chats(), **_watches(),
-            **_merged(openapi_portability.paths())}
+    return {
+        **_v1(),
+        **_auth(),
+        **_workspace(),
+        **_chats(),
+        **_watches(),
+        **_merged(openapi_portability.paths()),
+    }
 
 
 def _merged(more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

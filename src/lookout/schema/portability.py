@@ -44,8 +44,11 @@ class FeedList(_Strict):
 
 class CreatedFeed(_Strict):
     feed = fields.Nested(FeedSchema, required=True)
-    url = fields.String(required=True, metadata={"description": "The feed's secret URL, shown "
-                                                 "this once (Lookout keeps only its hash)"})  # fmt: skip
+    url = fields.String(
+        required=True,
+        metadata={"description": "The feed's secret URL, shown this once (Lookout keeps only "
+                  "its hash)"},
+    )  # fmt: skip
 
 
 class ExportedWatch(_Strict):

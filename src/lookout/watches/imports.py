@@ -71,7 +71,8 @@ def from_cdio(document: Any, *, min_minutes: int) -> list[Planned]:
     watching: dict[str, Any] = document["watching"]
     if len(watching) > MAX_WATCHES:
         raise _refused(f"The file has {len(watching)} watches; import at most {MAX_WATCHES}.")
-    settings = document.get("settings") if isinstance(document.get("settings"), dict) else {}
+    found = document.get("settings")
+    settings: dict[str, Any] = found if isinstance(found, dict) else {}
     names = _tag_names(settings)
     default = _minutes(_dig(settings, "requests", "time_between_check"), "settings") or (
         CDIO_DEFAULT_MINUTES
@@ -163,7 +164,7 @@ def from_lookout(watches: list[dict[str, Any]]) -> list[Planned]:
             tags=clean_tags(w["tags"]),
             condition=w["condition"],
             notify=w["notify"],
-        )  # fmt: skip
+        )
         for w in watches
     ]
 
