@@ -131,6 +131,10 @@ async def test_a_target_added_in_settings_gets_the_test_message_then_a_change(
     assert "New: rye sourdough" in json.dumps(json.loads(raw)["changes"])
     await panel.locator("details.watch-notify summary").click()
     await expect(panel.get_by_label("my hook (default)")).to_be_visible()
+    await panel.get_by_role("button", name="Atom feed of this watch").click()
+    feed_url = await panel.locator("input.watch-feed-url").input_value()
+    feed = await page.request.get(feed_url)
+    assert feed.status == 200 and "New: rye sourdough" in await feed.text()
     await desktop.shot("04-watch-notifications")
     assert desktop.errors == []
 

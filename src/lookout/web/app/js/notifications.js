@@ -153,6 +153,24 @@ export function watchNotifications(watch, onSaved) {
     }
   });
 
+  function feedButton() {
+    const out = h("div", { class: "copy-row", hidden: true });
+    const make = h("button", { type: "button", class: "secondary small", disabled: !canEdit() }, "Atom feed of this watch");
+    make.addEventListener("click", async () => {
+      try {
+        const made = await post(`/api/workspaces/${state.me.workspace.id}/feeds`, { watch_id: watch.id });
+        const id = uid("watch-feed");
+        replace(out, h("label", { for: id }, "Feed URL (shown once; asking again replaces it)"),
+          h("input", { id, class: "key-text watch-feed-url", readonly: true, value: made.url }), copyButton(() => made.url));
+        out.hidden = false;
+      } catch (failure) {
+        replace(out, h("p", { class: "error-box" }, errorText(failure)));
+        out.hidden = false;
+      }
+    });
+    return [make, out];
+  }
+
   function form(targets) {
     const onId = uid("notify-on");
     const chosen = new Set(notify.targets || []);
@@ -169,7 +187,7 @@ export function watchNotifications(watch, onSaved) {
         h("label", { for: onId }, "Notify when this watch finds a change (unchecked: muted)")),
       targets.length ? [h("p", { class: "meta" }, "Send to (none ticked: the workspace’s default target):"), checks]
         : h("p", { class: "meta" }, "No targets yet: add one in Settings → Notifications."),
-      save, said);
+      save, said, feedButton());
     el.addEventListener("submit", async (event) => {
       event.preventDefault();
       const picked = [...el.querySelectorAll(".target-choice:checked")].map((c) => c.value);
