@@ -134,8 +134,13 @@ async def test_an_export_imported_into_another_workspace_makes_the_same_watches(
     # Given two watches in A, one of them paused
     a, b = await tenant_factory(), await tenant_factory()
     first = await make_watch(db, stack.services.settings, a, "https://shop.example/a")
-    await make_watch(db, stack.services.settings, a, "https://shop.example/b", cron="0 9 * * *")
+    second = await make_watch(db, stack.services.settings, a, "https://shop.example/b",
+                              cron="0 9 * * *")  # fmt: skip
     await stack.call("PATCH", f"/api/automations/{first.id}", a, json={"enabled": False})
+    below = {"kind": "below", "value": 4.5, "text": None, "unit": "EUR"}
+    status, _ = await stack.call("PATCH", f"/api/automations/{second.id}", a,
+                                 json={"condition": below})  # fmt: skip
+    assert status == 200
 
     # When A exports and B imports the file
     status, exported = await stack.call("GET", ws(a, "/watches/export"), a)
@@ -149,10 +154,12 @@ async def test_an_export_imported_into_another_workspace_makes_the_same_watches(
     assert status == 201, imported
     assert len(imported["data"]["created"]) == 2
     _, b_export = await stack.call("GET", ws(b, "/watches/export"), b)
-    strip = lambda doc: [{k: w[k] for k in ("message", "cadence", "enabled", "title")}  # noqa: E731
+    keys = ("message", "cadence", "enabled", "title", "condition")
+    strip = lambda doc: [{k: w[k] for k in keys}  # noqa: E731
                          for w in doc["watches"]]  # fmt: skip
     assert strip(b_export["data"]) == strip(document)
     assert [w["enabled"] for w in document["watches"]] == [False, True]
+    assert document["watches"][1]["condition"] == below
     _, still = await stack.call("GET", ws(b, "/watches/export"), a)
     assert still["error"]["code"] == "not_found"  # A cannot read B's export
 

@@ -35,7 +35,9 @@ async def export(db: asyncpg.Pool, principal: Principal) -> dict[str, Any]:
 
 
 def _exported(watch: feeds_db.ExportedWatch) -> dict[str, Any]:
-    tags = watch.notify.get("tags")
+    tags, condition = watch.notify.get("tags"), watch.action.get("condition")
+    if isinstance(condition, dict):  # only what the file's schema (and an import) takes
+        condition = {key: condition.get(key) for key in ("kind", "value", "text", "unit")}
     return {
         "title": watch.title[: schema.MAX_TITLE],
         "message": str(watch.action.get("message", "")),
@@ -43,7 +45,7 @@ def _exported(watch: feeds_db.ExportedWatch) -> dict[str, Any]:
         "timezone": str(watch.trigger.get("timezone", "UTC")),
         "enabled": watch.enabled,
         "tags": list(tags) if isinstance(tags, list) else [],
-        "condition": watch.action.get("condition"),
+        "condition": condition or None,
         "notify": prefs.WatchNotify.of(watch.notify).enabled,
     }
 
