@@ -252,7 +252,7 @@ async def test_an_apprise_json_target_gets_the_summary_and_the_links(
     page["lines"] = ["Soup of the day", "Apple tart"]
     await stack.run(watch)
 
-    assert "notify 1 target" in summary["sentence"]
+    assert f"send a notification to “{target['target']['name']}”." in summary["sentence"]
     [sent] = receiver.bodies()
     assert sent["title"] == "Lookout: Menu changed"
     assert "+ Apple tart" in sent["message"] and "- Fresh bread" in sent["message"]
@@ -321,7 +321,9 @@ async def test_notify_me_in_the_chat_sets_up_notifications_in_the_same_turn(
     [watch] = listed["data"]["watches"]
     assert watch["chat_id"] == chat_id
     assert watch["notify"] == {"enabled": True, "targets": None, "compared_versions": 1}
-    assert "send a notification" in said.text
+    # No target yet: the answer says how to set one up instead of promising a notification
+    assert "Settings → Notifications" in said.text
+    assert "I'll also send" not in said.text
 
 
 # --- a real worker ---------------------------------------------------------------------------

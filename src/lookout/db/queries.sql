@@ -1123,3 +1123,61 @@ RETURNING id, expires_at;
 -- A job's file, for that job's workspace only, until it expires.
 SELECT content_type, body FROM job_artifacts
 WHERE id = $1 AND job_id = $2 AND workspace_id = $3 AND expires_at > now();
+
+-- ---- Feeds, default targets (issue #27, migration 0012; repo: db/feeds.py) ----------------
+
+-- name: set_notification_target_default
+-- Make one target the default (the caller cleared the old default in the same transaction).
+UPDATE notification_targets SET is_default = $3 WHERE id = $1 AND workspace_id = $2
+RETURNING id, workspace_id, name, kind, display, url_encrypted, signing_encrypted, is_default,
+          created_at;
+
+-- name: upsert_feed_token
+-- Create a scope's feed, or rotate it in place (same id, new hash: the old URL stops at once).
+INSERT INTO feed_tokens (workspace_id, automation_id, token_hash, prefix, created_by)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (workspace_id) WHERE automation_id IS NULL
+DO UPDATE SET token_hash = EXCLUDED.token_hash, prefix = EXCLUDED.prefix, rotated_at = now(),
+              last_used_at = NULL
+RETURNING id, workspace_id, automation_id, prefix, created_at, rotated_at, last_used_at;
+
+-- name: upsert_watch_feed_token
+INSERT INTO feed_tokens (workspace_id, automation_id, token_hash, prefix, created_by)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (automation_id) WHERE automation_id IS NOT NULL
+DO UPDATE SET token_hash = EXCLUDED.token_hash, prefix = EXCLUDED.prefix, rotated_at = now(),
+              last_used_at = NULL
+RETURNING id, workspace_id, automation_id, prefix, created_at, rotated_at, last_used_at;
+
+-- name: list_feed_tokens
+SELECT id, workspace_id, automation_id, prefix, created_at, rotated_at, last_used_at
+FROM feed_tokens WHERE workspace_id = $1 ORDER BY automation_id NULLS FIRST, created_at;
+
+-- name: delete_feed_token
+DELETE FROM feed_tokens WHERE id = $1 AND workspace_id = $2 RETURNING id;
+
+-- name: use_feed_token
+-- The feed a token opens (touching last_used_at), or nothing.
+UPDATE feed_tokens SET last_used_at = now() WHERE token_hash = $1
+RETURNING id, workspace_id, automation_id, prefix, created_at, rotated_at, last_used_at;
+
+-- name: list_changed_runs
+-- The newest runs that found a change, of the workspace or of one watch ($2), for its feed.
+SELECT r.id, r.automation_id, r.finished_at, r.changes, a.action, w.name AS workspace_name
+FROM automation_runs r
+JOIN automations a ON a.id = r.automation_id AND a.workspace_id = r.workspace_id
+JOIN workspaces w ON w.id = r.workspace_id
+WHERE r.workspace_id = $1 AND ($2::uuid IS NULL OR r.automation_id = $2)
+  AND (r.changes ->> 'changed') = 'true' AND r.finished_at IS NOT NULL
+ORDER BY r.finished_at DESC LIMIT $3;
+
+-- name: get_workspace_name
+SELECT name FROM workspaces WHERE id = $1;
+
+-- name: export_watches
+-- The workspace's watches with their chat's title, oldest first (the order they were made).
+SELECT a.id, a.trigger, a.action, a.enabled, a.notify, c.title
+FROM automations a
+JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid AND c.workspace_id = a.workspace_id
+WHERE a.workspace_id = $1
+ORDER BY a.created_at LIMIT $2;

@@ -61,17 +61,41 @@ def stored(base: dict[str, Any], wanted: WatchNotify) -> dict[str, Any]:
     return {**base, **wanted.to_json()}
 
 
-def sentence(wanted: WatchNotify) -> str:
-    """What the watch's confirmation adds about notifications ("" when they are off)."""
+SET_UP = (
+    " Notifications are on for this watch, but this workspace has no notification target yet, so"
+    " none will be sent: add one in Settings → Notifications and make it the default (or choose"
+    " it for this watch)."
+)
+
+
+def sentence(wanted: WatchNotify, reach: tuple[str, ...] | None = None) -> str:
+    """What the watch's confirmation adds about notifications ("" when they are off).
+
+    `reach` names the targets a change would be sent to now (None: not looked up). A
+    notification is promised only when one will be sent; else it says how to set one up."""
     if not wanted.enabled:
         return ""
+    if reach is not None and not reach:
+        return SET_UP
+    if reach is None:
+        where = (
+            "this workspace's default notification target, if it has one"
+            if wanted.targets is None
+            else "the targets chosen for this watch"
+        )
+        return f" When something changes I'll also notify {where}."
+    names = _names(reach)
     if wanted.targets is None:
         return (
-            " When something changes I'll also send a notification to this workspace's default "
-            "notification target."
+            f" When something changes I'll also send a notification to {names}, this "
+            "workspace's default notification target."
         )
-    count = len(wanted.targets)
-    return f" When something changes I'll also notify {count} target{'s' if count != 1 else ''}."
+    return f" When something changes I'll also send a notification to {names}."
+
+
+def _names(reach: tuple[str, ...]) -> str:
+    quoted = [f"“{name}”" for name in reach]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def requested(message: str, previous: dict[str, Any] | None) -> WatchNotify:

@@ -35,6 +35,14 @@ class NewTargetSchema(StrictSchema):
     )  # fmt: skip
 
 
+class TargetChangeSchema(StrictSchema):
+    default = fields.Boolean(
+        required=True,
+        metadata={"description": "true: this target becomes the workspace's default (the old "
+                  "default stops being one); false: no default any more."},
+    )  # fmt: skip
+
+
 class TargetSchema(StrictSchema):
     id = fields.UUID(required=True)
     name = fields.String(required=True)

@@ -14,8 +14,9 @@ from lookout import errors
 from lookout.access import secrets
 from lookout.access.principals import Principal
 from lookout.access.services import Services
+from lookout.db import feeds as feeds_db
 from lookout.db import repo
-from lookout.notify import channels, message, reach, via_apprise, webhook
+from lookout.notify import channels, message, prefs, reach, via_apprise, webhook
 
 MAX_TARGETS = 20
 _URL_PURPOSE = "notification-target-url"
@@ -105,6 +106,33 @@ async def delete(services: Services, principal: Principal, target_id: uuid.UUID)
         services.db, target_id=target_id, workspace_id=principal.workspace_id
     ):
         raise errors.NotFound("No such notification target in this workspace.")
+
+
+async def set_default(
+    services: Services, principal: Principal, target_id: uuid.UUID, is_default: bool
+) -> repo.NotificationTarget:
+    """Make the target the workspace's default (the old default stops being one), or not."""
+    principal.require("editor")
+    async with repo.transaction(services.db) as conn:
+        if is_default:
+            await repo.clear_default_notification_target(conn, workspace_id=principal.workspace_id)
+        found = await feeds_db.set_target_default(
+            conn, target_id=target_id, workspace_id=principal.workspace_id, is_default=is_default
+        )
+        if found is None:
+            raise errors.NotFound("No such notification target in this workspace.")
+    return found
+
+
+async def reached(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, wanted: prefs.WatchNotify
+) -> tuple[str, ...]:
+    """The names of the targets a change of a watch with `wanted` would be sent to now."""
+    chosen = None if wanted.targets is None else list(wanted.targets)
+    found = await repo.notification_targets_for_watch(
+        db, workspace_id=workspace_id, target_ids=chosen
+    )
+    return tuple(target.name for target in found)
 
 
 async def test(

@@ -24,6 +24,7 @@ from lookout.routes import (
     notifications,
     oauth,
     page,
+    portability,
     verbs,
 )
 
@@ -79,6 +80,14 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get(targets, notifications.list_targets)
     app.router.add_post(targets, notifications.create_target)
     app.router.add_delete(targets + "/{target_id}", notifications.delete_target)
+    app.router.add_patch(targets + "/{target_id}", notifications.update_target)
+    feeds = "/api/workspaces/{ws}/feeds"
+    app.router.add_get(feeds, portability.list_feeds)
+    app.router.add_post(feeds, portability.create_feed)
+    app.router.add_delete(feeds + "/{feed_id}", portability.delete_feed)
+    app.router.add_get("/feeds/{feed_token}", portability.read_feed)
+    app.router.add_get("/api/workspaces/{ws}/watches/export", portability.export_watches)
+    app.router.add_post("/api/workspaces/{ws}/watches/import", portability.import_watches)
     app.router.add_post(targets + "/{target_id}/test", notifications.test_target)
     # Chats: REST + the turn's SSE stream, resume, and the live tail of every turn.
     app.router.add_post("/api/chats", chats.create_chat)

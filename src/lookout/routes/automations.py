@@ -65,7 +65,7 @@ async def create_watch(request: web.Request) -> web.Response:
         db, request.app[appkeys.SETTINGS], principal, chat=chat, message=body["message"],
         cadence=body["cadence"], timezone=body["timezone"], condition=body["condition"],
     )  # fmt: skip
-    return common.ok(request, service.summary(automation), status=201)
+    return common.ok(request, await service.described(db, automation), status=201)
 
 
 async def run_watch(request: web.Request) -> web.Response:
@@ -119,4 +119,4 @@ async def update_watch(request: web.Request) -> web.Response:
     if notify is not None:
         updated = await service.update_notify(db, principal, automation_id, notify)
     assert updated is not None
-    return common.ok(request, service.summary(updated))
+    return common.ok(request, await service.described(db, updated))

@@ -9,7 +9,7 @@ from typing import Any
 from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
-from lookout.routes import responses
+from lookout.routes import openapi_portability, responses
 from lookout.routes.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
 from lookout.schema import accounts, chats, connectors, watches
 from lookout.schema import oauth as oauth_schema
@@ -313,4 +313,17 @@ def _watches() -> dict[str, dict[str, Any]]:
 
 
 def paths() -> dict[str, dict[str, Any]]:
-    return {**_v1(), **_auth(), **_workspace(), **_chats(), **_watches()}
+    return {
+        **_v1(),
+        **_auth(),
+        **_workspace(),
+        **_chats(),
+        **_watches(),
+        **_merged(openapi_portability.paths()),
+    }
+
+
+def _merged(more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`more`'s operations, joined to a path this module already lists."""
+    mine = {**_workspace(), **_watches()}
+    return {path: {**mine.get(path, {}), **ops} for path, ops in more.items()}

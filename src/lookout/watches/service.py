@@ -21,8 +21,14 @@ from lookout.watches import schedule
 MAX_MESSAGE = 2000
 
 
-def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> dict[str, Any]:
-    """What a client shows for a watch; `sentence` is the confirmation a person reads."""
+def summary(
+    automation: repo.Automation,
+    *,
+    now: dt.datetime | None = None,
+    reach: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    """What a client shows for a watch; `sentence` is the confirmation a person reads (`reach`:
+    the targets a change goes to now, when looked up: see described())."""
     trigger = automation.trigger
     cadence, timezone = str(trigger["cron"]), str(trigger.get("timezone", "UTC"))
     words = schedule.describe(cadence, timezone)
@@ -45,9 +51,18 @@ def summary(automation: repo.Automation, *, now: dt.datetime | None = None) -> d
         "last_value": automation.last_value,
         "last_condition_met": automation.last_condition_met,
         "sentence": f"I'll check this {words} and tell you {_what(condition)}."
-        f"{prefs.sentence(notify)}{_cost(automation.notify.get('credits_per_month'))}"
+        f"{prefs.sentence(notify, reach)}{_cost(automation.notify.get('credits_per_month'))}"
         " Say “stop watching” to stop.",
     }
+
+
+async def described(db: asyncpg.Pool, automation: repo.Automation) -> dict[str, Any]:
+    """summary() whose sentence promises a notification only when a target will get it."""
+    notify = prefs.WatchNotify.of(automation.notify)
+    if not notify.enabled:
+        return summary(automation)
+    reach = await targets.reached(db, automation.workspace_id, notify)
+    return summary(automation, reach=reach)
 
 
 def _what(condition: dict[str, Any] | None) -> str:

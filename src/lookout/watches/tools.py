@@ -34,7 +34,7 @@ class ChatWatchTools:
             chat=await self._chat(), message=question, cadence=cadence, timezone=timezone,
             condition=condition,
         )  # fmt: skip
-        described = service.summary(automation)
+        described = await service.described(self.ctx.services.db, automation)
         await self.ctx.emit(parts.data("watch", {"event": "started", **described}))
         return described
 
@@ -71,7 +71,7 @@ class ChatWatchTools:
         updated = await controls.set_enabled(
             services.db, services.settings, self.ctx.principal, found.id, enabled
         )
-        described = service.summary(updated)
+        described = await service.described(services.db, updated)
         event = "resumed" if enabled else "paused"
         await self.ctx.emit(parts.data("watch", {"event": event, **described}))
         return described
@@ -84,7 +84,7 @@ class ChatWatchTools:
         updated = await controls.edit(
             services.db, services.settings, self.ctx.principal, found.id, changes
         )
-        described = service.summary(updated)
+        described = await service.described(services.db, updated)
         await self.ctx.emit(parts.data("watch", {"event": "edited", **described}))
         return described
 

@@ -2,6 +2,8 @@
 // and the account (sign out everywhere).
 
 import { agentsSection } from "./agents.js";
+import { notificationsSection } from "./notifications.js";
+import { portabilitySection } from "./portability.js";
 import { ApiError, del, get, patch, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
 import { canEdit, state } from "./state.js";
@@ -432,7 +434,8 @@ export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
   const owner = state.me.workspace.role === "owner" && state.me.user;
-  const sections = [keysSection(redrawAgent), usageSection(), agentsSection(), connectorsSection(), agent,
+  const sections = [keysSection(redrawAgent), usageSection(), notificationsSection(), portabilitySection(),
+    agentsSection(), connectorsSection(), agent,
     owner ? invitesSection() : null, state.me.user ? accountSection() : null].filter(Boolean);
   const jump = (target) => () => {
     target.scrollIntoView({ block: "start" });

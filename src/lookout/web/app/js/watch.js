@@ -4,6 +4,7 @@
 import { ApiError, del, get, patch, post } from "./api.js";
 import { valueText } from "./proposal.js";
 import { announce, fromNow, h, replace, timeEl } from "./dom.js";
+import { watchNotifications } from "./notifications.js";
 import { canEdit } from "./state.js";
 
 const STATUS_WORDS = {
@@ -82,6 +83,7 @@ export class WatchPanel {
         watch.enabled === false ? h("p", { class: "meta" }, h("span", { class: "badge" }, "Paused")) : null),
       h("div", { class: "watch-actions" }, runNow, toggle, edit, stop),
       form,
+      watchNotifications(watch, (updated) => { this.chat = { ...this.chat, watch: updated }; this.draw(); this.onChanged(); }),
       this.message,
       this.details);
   }
