@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lookout import errors
@@ -36,6 +36,9 @@ WatchFactory = Callable[[TurnContext], WatchTools | None]
 # A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
 # is then finished in the statement that stores the answer (see runner).
 RunEnd = Callable[[list[parts.Part]], tuple[str, str | None] | None]
+# What a watch run keeps of its turn: the pages it read ({url, title, markdown}) and the credits
+# its verb calls settled (watches.history).
+RunRead = Callable[[list[dict[str, Any]], int], Awaitable[None]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +91,7 @@ async def execute(
     watches: WatchFactory | None = None,
     run_end: RunEnd | None = None,
     condition: dict[str, Any] | None = None,
+    on_read: RunRead | None = None,
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease."""
     emitted: list[parts.Part] = []
@@ -140,6 +144,8 @@ async def execute(
     except BaseException:
         publisher.close()  # no write left retrying behind a turn that went wrong
         raise
+    if on_read is not None:
+        await _keep_read(on_read, ctx)
     # After the release: a client that sends its next message on `finish` finds the chat free.
     try:
         if not failed:
@@ -149,6 +155,14 @@ async def execute(
         logger.warning("turn stored but not streamed to its end: %s", exc.message)
     await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
+
+
+async def _keep_read(on_read: RunRead, ctx: TurnContext) -> None:
+    """The run's history of pages is a record, not the answer: a failure to keep it is logged."""
+    try:
+        await on_read(ctx.pages_read, sum(s.charged for s in ctx.settlements))
+    except errors.LookoutError as exc:
+        logger.warning("the pages of a run were not kept: %s", exc.message)
 
 
 async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bool:

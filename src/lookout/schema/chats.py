@@ -29,6 +29,10 @@ class TextMessage(marshmallow.Schema):
         unknown = marshmallow.RAISE
 
     text = fields.String(required=True, validate=validate.Length(min=1, max=8000))
+    timezone = fields.String(
+        load_default=None, validate=validate.Length(min=1, max=64),
+        metadata={"description": "The sender's IANA time zone: new watches run in it."},
+    )  # fmt: skip
 
 
 class UIPart(marshmallow.Schema):
@@ -55,6 +59,7 @@ class UseChatBody(marshmallow.Schema):
         unknown = marshmallow.RAISE
 
     id = fields.String(validate=validate.Length(max=200))
+    timezone = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
     messages = fields.List(
         fields.Nested(UIMessage), required=True, validate=validate.Length(min=1, max=MAX_MESSAGES)
     )

@@ -9,7 +9,7 @@ from typing import Any
 from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
-from lookout.schema import accounts, chats, connectors, responses, watches
+from lookout.schema import accounts, board, chats, connectors, responses, watches
 from lookout.schema import oauth as oauth_schema
 from lookout.schema.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
 
@@ -300,4 +300,4 @@ def _watches() -> dict[str, dict[str, Any]]:
 
 
 def paths() -> dict[str, dict[str, Any]]:
-    return {**_v1(), **_auth(), **_workspace(), **_chats(), **_watches()}
+    return {**_v1(), **_auth(), **_workspace(), **_chats(), **_watches(), **board.paths()}

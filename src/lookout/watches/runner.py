@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from typing import Any
 
 from lookout import errors, heartbeat
 from lookout.access.principals import Principal
@@ -15,6 +16,7 @@ from lookout.chat import lease, notices, parts, turns
 from lookout.db import checkpointer, repo
 from lookout.notify import alerts, deliveries
 from lookout.ops import instrument
+from lookout.watches import history
 
 logger = logging.getLogger(__name__)
 
@@ -85,9 +87,12 @@ async def _run(
             turn = await turns.begin(services, chat, text, source="automation", run_id=run.id)
         except errors.Busy:
             return "skipped", "The chat was answering another message.", False
+    async def keep_read(pages: list[dict[str, Any]], credits: int) -> None:
+        await history.record(services.db, automation, run.id, pages, credits)
+
     emitted = await turns.execute(
         services, chat_graph, turn, text, principal, run_end=_settled_by_parts,
-        condition=automation.action.get("condition"),
+        condition=automation.action.get("condition"), on_read=keep_read,
     )  # fmt: skip
     if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
         return *_outcome(emitted), True
