@@ -24,6 +24,7 @@ from lookout.agent import graph
 from lookout.capabilities import fetch
 from lookout.db import checkpointer, repo
 from lookout.db import history as history_db
+from lookout.schema import board as board_schema
 from lookout.settings import Settings
 from lookout.watches import history, runner
 from tests.integration import sse
@@ -120,6 +121,7 @@ async def test_the_watches_page_shows_last_checked_and_last_changed_after_runs(
 
     # Then both rows are there, the menu's last change is its second check, the other's never
     assert status == 200, body
+    assert board_schema.WatchRows().validate(body["data"]) == {}  # as documented in OpenAPI
     rows = {row["id"]: row for row in body["data"]["watches"]}
     assert set(rows) == {menu["id"], other["id"]}
     first, second = rows[menu["id"]], rows[other["id"]]
@@ -145,6 +147,7 @@ async def test_history_lists_checks_and_opens_the_diff_of_a_past_check(
 
     status, body = await stack.call("GET", f"/api/automations/{watch['id']}/history", tenant)
     assert status == 200, body
+    assert board_schema.History().validate(body["data"]) == {}
     checks = body["data"]["checks"]
     assert [c["id"] for c in checks] == [str(three), str(two), str(one)]
     assert [c["changed"] for c in checks] == [False, True, False]
@@ -156,6 +159,7 @@ async def test_history_lists_checks_and_opens_the_diff_of_a_past_check(
         "GET", f"/api/automations/{watch['id']}/history/{two}", tenant
     )
     assert status == 200, body
+    assert board_schema.CheckDetail().validate(body["data"]) == {}
     [shown] = body["data"]["pages"]
     assert body["data"]["against"]["id"] == str(one)
     assert "Apple tart" in shown["content"] and "Fresh bread" not in shown["content"]
@@ -197,7 +201,7 @@ async def test_history_is_scoped_to_the_workspace(
     status, body = await stack.call(
         "POST", "/api/watches/bulk", theirs, json={"action": "stop", "ids": [watch["id"]]}
     )
-    assert status == 200 and body["data"]["results"][0]["error"]["code"] == "not_found"
+    assert status == 404 and body["error"]["code"] == "not_found"
     assert await stack.services.db.fetchval("SELECT count(*) FROM automations") == 1
     # Another watch's check is not a check of this one
     other = await stack.watch(mine, f"watch {page['url']}?b hourly")
@@ -253,6 +257,7 @@ async def test_bulk_pause_resume_run_and_stop(
     status, body = await stack.call("POST", "/api/watches/bulk", tenant,
                                     json={"action": "pause", "ids": ids})  # fmt: skip
     assert status == 200 and all(r["ok"] for r in body["data"]["results"])
+    assert board_schema.BulkOutcomes().validate(body["data"]) == {}
     assert {r["status"] for r in (await rows()).values()} == {"paused"}
     assert all(r["next_run_at"] is None for r in (await rows()).values())
     _, body = await stack.call("POST", "/api/watches/bulk", tenant,
@@ -329,6 +334,7 @@ async def test_retention_prunes_old_checks_and_says_so(
     assert [c["id"] for c in body["data"]["checks"]] == [str(kept)]
     note = body["data"]["pruned"]
     cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=30)).strftime("%Y-%m-%d")
+    assert board_schema.History().validate(body["data"]) == {}
     assert note["days"] == 30 and note["text"] == f"Checks before {cutoff} were pruned after 30 days."
     assert await db.fetchval("SELECT count(*) FROM page_contents") == 1
     _, shown = await stack.call("GET", f"/api/automations/{watch['id']}/history/{kept}", tenant)

@@ -63,10 +63,13 @@ async def apply(
     db: asyncpg.Pool, settings: Settings, principal: Principal, action: str,
     ids: list[uuid.UUID],
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Run, pause, resume or stop each watch; one outcome per id ({id, ok, error})."""
+    """Run, pause, resume or stop each watch; one outcome per id ({id, ok, error}). Every id
+    must name a watch of the workspace (not_found otherwise, before anything is done)."""
     principal.require("editor")
+    wanted = list(dict.fromkeys(ids))
+    await _all_found(db, principal, wanted)
     out = []
-    for automation_id in dict.fromkeys(ids):
+    for automation_id in wanted:
         try:
             await _one(db, settings, principal, action, automation_id)
         except errors.LookoutError as exc:
@@ -89,3 +92,16 @@ async def _one(
         await service.stop(db, principal, automation_id)
     else:
         await controls.set_enabled(db, settings, principal, automation_id, action == "resume")
+
+
+async def _all_found(db: asyncpg.Pool, principal: Principal, ids: list[uuid.UUID]) -> None:
+    missing = []
+    for automation_id in ids:
+        try:
+            await service.get(db, principal, automation_id)
+        except errors.NotFound:
+            missing.append(str(automation_id))
+    if missing:
+        raise errors.NotFound(
+            f"No such watch in this workspace: {', '.join(missing[:5])}.", ids=missing
+        )
