@@ -52,7 +52,7 @@ export class WatchesView {
     this.filter = "";
     this.status = "";
     this.selected = new Set();
-    this.message = h("p", { class: "meta", role: "status" });
+    this.message = h("p", { class: "meta", role: "status", "data-testid": "watches-said" });
     this.body = h("div", { class: "watches-body" });
   }
 
