@@ -387,7 +387,8 @@ async def test_a_failed_verb_call_reads_as_a_sentence(
     await expect(page.get_by_test_id("balance")).to_be_visible()
     await expect(page.get_by_label("Ask Lookout")).to_be_focused()
     await page.evaluate(  # back to the top of the page, as a keyboard user starting over
-        "document.body.tabIndex = -1; document.body.focus(); document.body.removeAttribute('tabindex')"
+        "document.body.tabIndex = -1; document.body.focus();"
+        " document.body.removeAttribute('tabindex')"
     )
     await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()

@@ -155,9 +155,7 @@ async def test_history_lists_checks_and_opens_the_diff_of_a_past_check(
     assert body["data"]["pruned"] is None
 
     # The past check 2, against its previous check (1): the page then and the edit
-    status, body = await stack.call(
-        "GET", f"/api/automations/{watch['id']}/history/{two}", tenant
-    )
+    status, body = await stack.call("GET", f"/api/automations/{watch['id']}/history/{two}", tenant)
     assert status == 200, body
     assert board_schema.CheckDetail().validate(body["data"]) == {}
     [shown] = body["data"]["pages"]
@@ -335,7 +333,8 @@ async def test_retention_prunes_old_checks_and_says_so(
     note = body["data"]["pruned"]
     cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=30)).strftime("%Y-%m-%d")
     assert board_schema.History().validate(body["data"]) == {}
-    assert note["days"] == 30 and note["text"] == f"Checks before {cutoff} were pruned after 30 days."
+    assert note["days"] == 30
+    assert note["text"] == f"Checks before {cutoff} were pruned after 30 days."
     assert await db.fetchval("SELECT count(*) FROM page_contents") == 1
     _, shown = await stack.call("GET", f"/api/automations/{watch['id']}/history/{kept}", tenant)
     assert "Plum cake" in shown["data"]["pages"][0]["content"]

@@ -14,7 +14,9 @@ from lookout.watches import history
 logger = logging.getLogger(__name__)
 
 
-@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=120_000, periodic=cron("17 * * * *"))
+@dramatiq.actor(
+    queue_name="dispatch", max_retries=0, time_limit=120_000, periodic=cron("17 * * * *")
+)
 async def prune_history() -> None:
     """Every hour: prune checks past retention (the history says so) and orphaned contents."""
     state = runtime.current()

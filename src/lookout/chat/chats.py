@@ -26,7 +26,9 @@ def view(chat: repo.Chat, watch: dict[str, Any] | None = None) -> dict[str, Any]
     }
 
 
-def message_view(message: repo.ChatMessage, manual: frozenset[uuid.UUID] = frozenset()) -> dict[str, Any]:
+def message_view(
+    message: repo.ChatMessage, manual: frozenset[uuid.UUID] = frozenset()
+) -> dict[str, Any]:
     """A stored message; `manual`: the ids of runs someone asked for (not scheduled ones)."""
     return {
         "id": str(message.id),

@@ -150,9 +150,7 @@ async def _check(
     return found
 
 
-def _page_view(
-    page: history_db.CheckPage, earlier: history_db.CheckPage | None
-) -> dict[str, Any]:
+def _page_view(page: history_db.CheckPage, earlier: history_db.CheckPage | None) -> dict[str, Any]:
     text = content(page)
     view: dict[str, Any] = {"url": page.url, "title": page.title, "digest": page.digest,
                             "size": page.size, "content": text, "diff": None}  # fmt: skip

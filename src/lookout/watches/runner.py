@@ -87,6 +87,7 @@ async def _run(
             turn = await turns.begin(services, chat, text, source="automation", run_id=run.id)
         except errors.Busy:
             return "skipped", "The chat was answering another message.", False
+
     async def keep_read(pages: list[dict[str, Any]], credits: int) -> None:
         await history.record(services.db, automation, run.id, pages, credits)
 
