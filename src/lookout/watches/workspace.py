@@ -3,7 +3,9 @@ long their history of checks is kept."""
 
 from __future__ import annotations
 
+import functools
 import uuid
+import zoneinfo
 from typing import Any
 
 import asyncpg
@@ -18,10 +20,19 @@ DEFAULT_RETENTION_DAYS = 90
 MAX_ZONE = 64
 
 
+@functools.cache
+def _known() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
 def checked_zone(name: str) -> str:
-    """`name` when it is an IANA time zone (invalid_input otherwise)."""
-    if not name or len(name) > MAX_ZONE:
-        raise errors.InvalidInput("A time zone is an IANA name such as Europe/Paris.")
+    """`name` when it is an IANA time zone (invalid_input otherwise: the zone database's
+    other files, "posixrules" or a directory such as "Europe", are not zones)."""
+    if not name or len(name) > MAX_ZONE or name not in _known():
+        raise errors.InvalidInput(
+            f"{name[:MAX_ZONE]!r} is not a time zone; use an IANA name such as Europe/Paris.",
+            fields={"timezone": ["unknown timezone"]},
+        )
     schedule.zone(name)
     return name
 
