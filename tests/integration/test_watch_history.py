@@ -22,6 +22,7 @@ from lookout import app
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.capabilities import fetch
+from lookout.chat import events
 from lookout.db import checkpointer, repo
 from lookout.db import history as history_db
 from lookout.schema import board as board_schema
@@ -432,3 +433,9 @@ async def test_a_manual_run_is_marked_manual_in_the_chat(
     ran = [m for m in body["data"]["messages"] if m["source"] == "automation"]
     assert ran and all(m["manual"] is True for m in ran)
     assert all(m["manual"] is False for m in body["data"]["messages"] if m["run_id"] is None)
+    # and live: the start part of the run's turn says so (the page labels it while it streams)
+    entries = await stack.services.redis.xrange(events.stream_key(uuid.UUID(watch["chat_id"])))
+    starts = [p for p in (events.decode(i, f)[2] for i, f in entries) if p["type"] == "start"]
+    meta = [s.get("messageMetadata", {}) for s in starts]
+    assert [m.get("manual", False) for m in meta if m.get("source") == "automation"] == [True]
+    assert not any(m.get("manual") for m in meta if m.get("source") != "automation")

@@ -53,6 +53,7 @@ class Turn:
     run_id: uuid.UUID | None = None
     # The thread's latest checkpoint when the statement that took the lease read it too.
     checkpoint: checkpointer.Prefetched | None = None
+    manual: bool = False  # a watch's run someone asked for (Run now), not a scheduled one
 
 
 def check_text(text: object) -> str:
@@ -105,7 +106,7 @@ async def execute(
     try:
         async with lease.kept(services.db, turn.chat.id, turn.token) as held:
             await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id),
-                                   source=turn.source))  # fmt: skip
+                                   source=turn.source, **_manual(turn)))  # fmt: skip
             ctx = TurnContext(
                 services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
                 source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
@@ -155,6 +156,11 @@ async def execute(
         logger.warning("turn stored but not streamed to its end: %s", exc.message)
     await graph.prune_if_due(chat_graph, turn.chat.id)
     return emitted
+
+
+def _manual(turn: Turn) -> dict[str, bool]:
+    """The start part says a run someone asked for is one (the page labels it so, live)."""
+    return {"manual": True} if turn.manual else {}
 
 
 async def _keep_read(on_read: RunRead, ctx: TurnContext) -> None:

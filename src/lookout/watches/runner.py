@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
 from typing import Any
@@ -87,6 +88,8 @@ async def _run(
             turn = await turns.begin(services, chat, text, source="automation", run_id=run.id)
         except errors.Busy:
             return "skipped", "The chat was answering another message.", False
+
+    turn = dataclasses.replace(turn, manual=run.manual)
 
     async def keep_read(pages: list[dict[str, Any]], credits: int) -> None:
         await history.record(services.db, automation, run.id, pages, credits)
