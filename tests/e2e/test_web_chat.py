@@ -381,9 +381,15 @@ async def test_a_failed_verb_call_reads_as_a_sentence(
     await expect(page.locator(".chat-list")).to_have_text("No chats yet.")
     await expect(page.get_by_role("heading", name="What should Lookout look at?")).to_be_visible()
 
-    # And, on a fresh load, the skip link takes keyboard users straight to the content
+    # And, on a fresh load, the home screen takes typing at once, and from the top of the page
+    # the skip link takes keyboard users straight to the content
     await page.reload()
     await expect(page.get_by_test_id("balance")).to_be_visible()
+    await expect(page.get_by_label("Ask Lookout")).to_be_focused()
+    await page.evaluate(  # back to the top of the page, as a keyboard user starting over
+        "document.body.tabIndex = -1; document.body.focus();"
+        " document.body.removeAttribute('tabindex')"
+    )
     await page.keyboard.press("Tab")
     await expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
     await page.keyboard.press("Enter")

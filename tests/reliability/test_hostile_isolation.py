@@ -168,6 +168,8 @@ def _bodies(w: dict[str, Any]) -> dict[tuple[str, str], Callable[[], Any]]:
             "chat_id": w["chat2"], "cadence": "0 9 * * *", "message": f"what is on {w['page']}"},
         ("POST", "/api/automations/{automation_id}/run"): lambda: {},
         ("PATCH", "/api/automations/{automation_id}"): lambda: {"notify": {"enabled": False}},
+        ("POST", "/api/watches/bulk"): lambda: {"action": "resume", "ids": [w["automation_id"]]},
+        ("PATCH", "/api/workspaces/{ws}/watch-settings"): lambda: {"history_retention_days": 90},
         ("POST", "/token"): lambda: {},
         ("POST", "/revoke"): lambda: {},
         ("POST", "/register"): lambda: {"redirect_uris": ["https://agent.example/cb"]},
@@ -395,6 +397,7 @@ async def _world(
     version = page.Site.load().version
     params = {"ws": str(a.workspace.id), "version": version, "path": "app.css",
               "name": "swagger-ui.css", **objects["params"]}  # fmt: skip
+    w["automation_id"] = objects["params"]["automation_id"]  # bodies naming A's watch
     own_ids = {str(a.workspace.id), w["chat2"], *objects["params"].values()}
     markers = {TITLE, TEXT, a.user.email}
     world = World(base, a, b, params, own_ids, markers, columns, _bodies(w))

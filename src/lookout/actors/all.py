@@ -2,6 +2,6 @@
 
 from types import ModuleType
 
-from lookout.actors import jobs, maintenance, notify, watches
+from lookout.actors import history, jobs, maintenance, notify, watches
 
-MODULES: list[ModuleType] = [jobs, maintenance, notify, watches]
+MODULES: list[ModuleType] = [jobs, maintenance, notify, watches, history]

@@ -53,6 +53,8 @@ class TurnContext:
     settlements: list[credits.Settlement] = dataclasses.field(default_factory=list)
     # What this turn's looks at watched sources found (agent.looks): a run's data, its parts.
     diffs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # The pages this turn's looks read ({url, title, markdown}): a run keeps them as its history.
+    pages_read: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def scheduled(self) -> bool:

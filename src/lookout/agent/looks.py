@@ -20,8 +20,10 @@ def _at(ctx: TurnContext) -> str:
 def page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> str | None:
     """What changed on a scraped page since this chat last read it (None: a first look)."""
     prior = pages.get(page["url"])
-    entry = changes.page_entry(page.get("markdown") or "", prior)
+    markdown = page.get("markdown") or ""
+    entry = changes.page_entry(markdown, prior)
     title = page.get("title") or ""
+    ctx.pages_read.append({"url": page["url"], "title": title, "markdown": markdown})
     looked = changes.track(
         pages, page["url"], entry, at=_at(ctx), title=title, scheduled=ctx.scheduled
     )

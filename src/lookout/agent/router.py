@@ -516,3 +516,9 @@ def _tidy(value: str | None) -> str | None:
         return None
     value = _TAIL.sub("", value).strip(" ,;:\"'")
     return None if value.lower() in ("", "me", "here", "us", "my location") else value
+
+
+def names_zone(text: str) -> bool:
+    """Whether `text` names a time zone ("at 9am Paris time", "in UTC")."""
+    zone, _ = timezones.strip(_normalize(_mask(text, urls.spans(text))))
+    return zone is not None

@@ -10,6 +10,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout import errors
 from lookout.access.principals import Principal
+from lookout.db import history as history_db
 from lookout.db import repo
 
 MAX_PAGE = 200
@@ -25,7 +26,10 @@ def view(chat: repo.Chat, watch: dict[str, Any] | None = None) -> dict[str, Any]
     }
 
 
-def message_view(message: repo.ChatMessage) -> dict[str, Any]:
+def message_view(
+    message: repo.ChatMessage, manual: frozenset[uuid.UUID] = frozenset()
+) -> dict[str, Any]:
+    """A stored message; `manual`: the ids of runs someone asked for (not scheduled ones)."""
     return {
         "id": str(message.id),
         "seq": message.seq,
@@ -33,6 +37,7 @@ def message_view(message: repo.ChatMessage) -> dict[str, Any]:
         "source": message.source,
         "parts": message.parts,
         "run_id": str(message.run_id) if message.run_id else None,
+        "manual": message.run_id in manual,
         "created_at": message.created_at.isoformat(),
     }
 
@@ -96,3 +101,13 @@ async def list_page(
     return await repo.list_chats(
         db, workspace_id=principal.workspace_id, limit=limit, offset=offset
     )
+
+
+async def manual_runs(
+    db: asyncpg.Pool, principal: Principal, found: list[repo.ChatMessage]
+) -> frozenset[uuid.UUID]:
+    """Which of the messages' runs were asked for ("Run now"), so they are not called scheduled."""
+    ids = list({m.run_id for m in found if m.run_id is not None})
+    if not ids:
+        return frozenset()
+    return await history_db.manual_runs(db, workspace_id=principal.workspace_id, run_ids=ids)

@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lookout import errors, parts
@@ -40,6 +40,9 @@ WatchFactory = Callable[[TurnContext], WatchTools | None]
 # A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
 # is then finished in the statement that stores the answer (see runner).
 RunEnd = Callable[[list[parts.Part]], tuple[str, str | None] | None]
+# What a watch run keeps of its turn: the pages it read ({url, title, markdown}) and the credits
+# its verb calls settled (watches.history).
+RunRead = Callable[[list[dict[str, Any]], int], Awaitable[None]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +57,7 @@ class Turn:
     run_id: uuid.UUID | None = None
     # The thread's latest checkpoint when the statement that took the lease read it too.
     checkpoint: checkpointer.Prefetched | None = None
+    manual: bool = False  # a watch's run someone asked for (Run now), not a scheduled one
 
 
 def check_text(text: object) -> str:
@@ -92,13 +96,14 @@ async def execute(
     watches: WatchFactory | None = None,
     run_end: RunEnd | None = None,
     condition: dict[str, Any] | None = None,
+    on_read: RunRead | None = None,
 ) -> list[parts.Part]:
     """Run a begun turn to the end; returns the parts it published. Never leaves the lease.
     Cut off by shutdown, it is ended as `_interrupted` says, then the cancellation goes on."""
     try:
         return await _execute(
             services, chat_graph, turn, text, principal,
-            watches=watches, run_end=run_end, condition=condition,
+            watches=watches, run_end=run_end, condition=condition, on_read=on_read,
         )  # fmt: skip
     except asyncio.CancelledError:
         await asyncio.shield(_interrupted(services, turn))
@@ -115,6 +120,7 @@ async def _execute(
     watches: WatchFactory | None,
     run_end: RunEnd | None,
     condition: dict[str, Any] | None,
+    on_read: RunRead | None,
 ) -> list[parts.Part]:
     emitted: list[parts.Part] = []
     scheduled = turn.source == "automation"
@@ -131,7 +137,7 @@ async def _execute(
     try:
         async with lease.kept(services.db, turn.chat.id, turn.token) as held:
             await emit(parts.start(str(turn.message_id), chat_id=str(turn.chat.id),
-                                   source=turn.source))  # fmt: skip
+                                   source=turn.source, **_manual(turn)))  # fmt: skip
             ctx = TurnContext(
                 services=services, principal=principal, chat_id=turn.chat.id, turn_id=turn.id,
                 source=turn.source, emit=emit, now=dt.datetime.now(dt.UTC),
@@ -172,6 +178,8 @@ async def _execute(
     except BaseException:
         publisher.close()  # no write left retrying behind a turn that went wrong
         raise
+    if on_read is not None:
+        await _keep_read(on_read, ctx)
     # After the release: a client that sends its next message on `finish` finds the chat free.
     try:
         if not failed:
@@ -225,6 +233,19 @@ async def _listened(services: Services, chat_id: uuid.UUID) -> bool:
         return await events.listened(services.redis, chat_id)
     except errors.Unavailable:
         return False
+
+
+def _manual(turn: Turn) -> dict[str, bool]:
+    """The start part says a run someone asked for is one (the page labels it so, live)."""
+    return {"manual": True} if turn.manual else {}
+
+
+async def _keep_read(on_read: RunRead, ctx: TurnContext) -> None:
+    """The run's history of pages is a record, not the answer: a failure to keep it is logged."""
+    try:
+        await on_read(ctx.pages_read, sum(s.charged for s in ctx.settlements))
+    except errors.LookoutError as exc:
+        logger.warning("the pages of a run were not kept: %s", exc.message)
 
 
 async def _run_graph(chat_graph: graph.Graph, ctx: TurnContext, text: str) -> bool:

@@ -1113,6 +1113,7 @@ WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id
     AND (coalesce(c.last_used_at, c.created_at) < now() - make_interval(days => $1)
          OR (c.last_used_at IS NULL AND c.created_at < now() - interval '1 day'));
 
+<<<<<<< HEAD
 -- name: insert_job_artifact
 -- A file of a job's result, owned by the job's workspace and expiring with the job.
 INSERT INTO job_artifacts (job_id, workspace_id, content_type, body, expires_at)
@@ -1181,3 +1182,165 @@ FROM automations a
 JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid AND c.workspace_id = a.workspace_id
 WHERE a.workspace_id = $1
 ORDER BY a.created_at LIMIT $2;
+=======
+-- Issue #27: the watches page, the history of checks, the page at a check, retention, zones.
+
+-- name: list_watch_rows
+-- The workspace's watches with what the watches page shows: the last run, the last check
+-- that succeeded, the last one that found a change, and the page the last check read.
+SELECT a.id, a.workspace_id, a.created_by, a.trigger, a.action, a.enabled, a.next_run_at,
+       a.notify, a.created_at, a.updated_at,
+       r.status AS last_status, r.scheduled_for AS last_scheduled_for,
+       r.condition_met AS last_condition_met, r.value AS last_value, r.error AS last_error,
+       ok.finished_at AS last_checked_at, ch.finished_at AS last_changed_at,
+       pg.url AS page_url, pg.title AS page_title, coalesce(c.title, '') AS chat_title
+FROM automations a
+LEFT JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid AND c.workspace_id = a.workspace_id
+LEFT JOIN LATERAL (
+    SELECT status, scheduled_for, condition_met, value, error FROM automation_runs
+    WHERE automation_id = a.id ORDER BY scheduled_for DESC LIMIT 1
+) r ON true
+LEFT JOIN LATERAL (
+    SELECT finished_at FROM automation_runs
+    WHERE automation_id = a.id AND status = 'succeeded' ORDER BY scheduled_for DESC LIMIT 1
+) ok ON true
+LEFT JOIN LATERAL (
+    SELECT finished_at FROM automation_runs
+    WHERE automation_id = a.id AND status = 'succeeded' AND (changes ->> 'changed')::boolean
+    ORDER BY scheduled_for DESC LIMIT 1
+) ch ON true
+LEFT JOIN LATERAL (
+    SELECT url, title FROM run_pages WHERE automation_id = a.id
+    ORDER BY checked_at DESC LIMIT 1
+) pg ON true
+WHERE a.workspace_id = $1
+ORDER BY a.created_at DESC
+LIMIT $2;
+
+-- name: list_checks
+-- A watch's checks, newest first, before the cursor $3 (a scheduled_for).
+SELECT r.id, r.scheduled_for, r.manual, r.status, r.error, r.started_at, r.finished_at,
+       r.condition_met, r.value, r.credits, r.changes IS NOT NULL AS compared,
+       coalesce((r.changes ->> 'changed')::boolean, false) AS changed,
+       (SELECT count(*) FROM run_pages p WHERE p.run_id = r.id)::int AS pages
+FROM automation_runs r
+WHERE r.automation_id = $1 AND r.workspace_id = $2 AND r.scheduled_for < $3
+ORDER BY r.scheduled_for DESC
+LIMIT $4;
+
+-- name: get_check
+-- One check of a watch, by id, in the caller's workspace.
+SELECT r.id, r.scheduled_for, r.manual, r.status, r.error, r.started_at, r.finished_at,
+       r.condition_met, r.value, r.credits, r.changes IS NOT NULL AS compared,
+       coalesce((r.changes ->> 'changed')::boolean, false) AS changed,
+       (SELECT count(*) FROM run_pages p WHERE p.run_id = r.id)::int AS pages
+FROM automation_runs r
+WHERE r.id = $1 AND r.automation_id = $2 AND r.workspace_id = $3;
+
+-- name: previous_read_check
+-- The latest check of the watch before $3 that read a page (the default side of a diff).
+SELECT r.id FROM automation_runs r
+WHERE r.automation_id = $1 AND r.workspace_id = $2 AND r.scheduled_for < $3
+    AND EXISTS (SELECT 1 FROM run_pages p WHERE p.run_id = r.id)
+ORDER BY r.scheduled_for DESC LIMIT 1;
+
+-- name: get_check_pages
+-- The pages a check read, with their stored (compressed) content and the content it is
+-- compressed against, if any.
+SELECT p.url, p.title, p.digest, c.body, c.size, b.body AS base_body
+FROM run_pages p
+JOIN page_contents c ON c.automation_id = p.automation_id AND c.digest = p.digest
+LEFT JOIN page_contents b ON b.automation_id = c.automation_id AND b.digest = c.base
+WHERE p.run_id = $1 AND p.workspace_id = $2
+ORDER BY p.url
+LIMIT 50;
+
+-- name: latest_base_content
+-- The latest content of this page at this watch compressed on its own (what the next one may
+-- be compressed against); touched, so the orphan sweep leaves it while a check uses it.
+UPDATE page_contents t SET seen_at = now()
+FROM (
+    SELECT c.digest FROM run_pages p
+    JOIN page_contents c ON c.automation_id = p.automation_id AND c.digest = p.digest
+    WHERE p.automation_id = $1 AND p.url = $2 AND c.base IS NULL
+    ORDER BY p.checked_at DESC
+    LIMIT 1
+) latest
+WHERE t.automation_id = $1 AND t.digest = latest.digest
+RETURNING t.digest, t.body;
+
+-- name: content_exists
+-- Whether the content is stored already; touched (and so locked until the check's transaction
+-- ends): the orphan sweep can no longer take it from under the check that reuses it.
+UPDATE page_contents SET seen_at = now() WHERE automation_id = $1 AND digest = $2
+RETURNING true;
+
+-- name: upsert_page_content
+-- A page's content, once per watch per digest; a repeat refreshes seen_at so the orphan sweep
+-- (which only takes contents unseen for an hour) never races a check that reuses it.
+INSERT INTO page_contents (automation_id, workspace_id, digest, body, size, base)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (automation_id, digest) DO UPDATE SET seen_at = now();
+
+-- name: insert_run_page
+INSERT INTO run_pages (run_id, automation_id, workspace_id, url, title, digest)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (run_id, url) DO UPDATE SET title = EXCLUDED.title, digest = EXCLUDED.digest;
+
+-- name: set_run_credits
+UPDATE automation_runs SET credits = $2 WHERE id = $1;
+
+-- name: get_history_pruned
+SELECT a.history_pruned_before, w.history_retention_days
+FROM automations a JOIN workspaces w ON w.id = a.workspace_id
+WHERE a.id = $1 AND a.workspace_id = $2;
+
+-- name: prune_history
+-- At most $1 finished checks older than their workspace's retention; each watch that lost
+-- some remembers the cutoff, so its history says what was pruned.
+WITH doomed AS (
+    SELECT r.id, r.automation_id, now() - make_interval(days => w.history_retention_days) AS cutoff
+    FROM automation_runs r JOIN workspaces w ON w.id = r.workspace_id
+    WHERE r.scheduled_for < now() - make_interval(days => w.history_retention_days)
+        AND r.status NOT IN ('queued', 'running')
+    LIMIT $1
+), gone AS (
+    DELETE FROM automation_runs r USING doomed d WHERE r.id = d.id
+    RETURNING r.automation_id, d.cutoff
+), marked AS (
+    UPDATE automations a SET history_pruned_before = greatest(a.history_pruned_before, m.cutoff)
+    FROM (SELECT automation_id, max(cutoff) AS cutoff FROM gone GROUP BY automation_id) m
+    WHERE a.id = m.automation_id
+    RETURNING a.id
+)
+SELECT (SELECT count(*) FROM gone)::int AS runs, (SELECT count(*) FROM marked)::int AS watches;
+
+-- name: prune_page_contents
+-- Contents no check points at any more and no content is compressed against, unseen for an
+-- hour (a base goes in a later sweep, once the contents on it are gone).
+DELETE FROM page_contents c
+WHERE c.seen_at < now() - interval '1 hour'
+    AND NOT EXISTS (SELECT 1 FROM run_pages p
+                    WHERE p.automation_id = c.automation_id AND p.digest = c.digest)
+    AND NOT EXISTS (SELECT 1 FROM page_contents d
+                    WHERE d.automation_id = c.automation_id AND d.base = c.digest);
+
+-- name: get_workspace_prefs
+SELECT timezone, history_retention_days FROM workspaces WHERE id = $1;
+
+-- name: update_workspace_prefs
+UPDATE workspaces
+SET timezone = coalesce($2, timezone),
+    history_retention_days = coalesce($3, history_retention_days)
+WHERE id = $1
+RETURNING timezone, history_retention_days;
+
+-- name: history_storage
+-- What a watch's stored history of pages takes, in bytes (compressed contents + their rows).
+SELECT coalesce((SELECT sum(octet_length(body)) FROM page_contents WHERE automation_id = $1), 0)
+       + coalesce((SELECT sum(pg_column_size(p.*)) FROM run_pages p WHERE automation_id = $1), 0);
+
+-- name: manual_runs
+-- Which of these runs were asked for (Run now), not scheduled.
+SELECT id FROM automation_runs WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND manual;
+>>>>>>> s27a

@@ -12,6 +12,7 @@ from lookout import capabilities
 from lookout.routes import (
     auth,
     automations,
+    board,
     chats,
     connectors,
     docs,
@@ -107,3 +108,4 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_patch("/api/automations/{automation_id}", automations.update_watch)
     app.router.add_get("/api/automations/{automation_id}/runs", automations.list_runs)
     app.router.add_get("/api/automations/{automation_id}/runs/{run_id}", automations.get_run)
+    board.setup(app)  # the watches page, a watch's history of checks, watch settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import uuid
@@ -20,7 +21,7 @@ from lookout.chat import chats, events, stream_ids, turns
 from lookout.ops import shutdown
 from lookout.routes import authn, common
 from lookout.schema import chats as schema
-from lookout.watches import service, tools
+from lookout.watches import service, tools, workspace
 
 logger = logging.getLogger(__name__)
 
@@ -108,15 +109,21 @@ async def list_messages(request: web.Request) -> web.Response:
         request.app[appkeys.DB], principal, _chat_id(request), after=after, limit=limit
     )
     next_after = found[-1].seq if len(found) == limit else None
-    return common.ok(
-        request, {"messages": [chats.message_view(m) for m in found], "next_after": next_after}
-    )
+    manual = await chats.manual_runs(request.app[appkeys.DB], principal, found)
+    views = [chats.message_view(m, manual) for m in found]
+    return common.ok(request, {"messages": views, "next_after": next_after})
 
 
-def _message_text(body: Any) -> str:
+def _message(body: Any) -> tuple[str, str | None]:
+    """The message's text and the sender's time zone (None when not sent)."""
     if isinstance(body, dict) and "messages" in body:
-        return turns.check_text(schema.last_user_text(_load(schema.UseChatBody, body)))
-    return turns.check_text(_load(schema.TextMessage, body)["text"])
+        loaded = _load(schema.UseChatBody, body)
+        text = turns.check_text(schema.last_user_text(loaded))
+    else:
+        loaded = _load(schema.TextMessage, body)
+        text = turns.check_text(loaded["text"])
+    zone = loaded.get("timezone")
+    return text, workspace.checked_zone(zone) if zone is not None else None
 
 
 def _source(principal: Principal) -> str:
@@ -127,7 +134,7 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     """Start a turn and stream its parts; the turn goes on if the client goes away."""
     principal = await authn.authenticate(request)
     principal.require("editor")
-    text = _message_text(await common.json_body(request))
+    text, zone = _message(await common.json_body(request))
     services = appkeys.services(request.app)
     chat = await chats.get(services.db, principal, _chat_id(request))
     after = await events.last_id(services.redis, chat.id)
@@ -138,7 +145,7 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     turn = await turns.begin(services, chat, text, source=_source(principal))
     _spawn(request.app, turns.execute(
         services, request.app[appkeys.GRAPH], turn, text, principal,
-        watches=tools.for_turn,
+        watches=functools.partial(tools.for_turn, zone=zone),
     ))  # fmt: skip
     return await _stream_turn(request, chat.id, str(turn.id), after)
 

@@ -9,7 +9,7 @@ from typing import Any
 from lookout.capabilities import registry
 from lookout.chat import chats as chat_pages
 from lookout.notify import schema as notify_schema
-from lookout.routes import openapi_portability, responses
+from lookout.routes import openapi_board, openapi_portability, responses
 from lookout.routes.openapi_ops import FAILURE, NO_CONTENT, number, path_param, plain, stream
 from lookout.schema import accounts, chats, connectors, watches
 from lookout.schema import oauth as oauth_schema
@@ -319,6 +319,7 @@ def paths() -> dict[str, dict[str, Any]]:
         **_workspace(),
         **_chats(),
         **_watches(),
+        **openapi_board.paths(),
         **_merged(openapi_portability.paths()),
     }
 

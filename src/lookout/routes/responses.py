@@ -92,6 +92,7 @@ class Message(_Out):
         metadata={"description": "UI message parts (text, tool-*, data-*)"},
     )
     run_id = fields.UUID(required=True, allow_none=True)
+    manual = fields.Boolean(required=True, metadata={"description": "A check someone asked for"})
     created_at = _when()
 
 

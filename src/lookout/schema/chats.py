@@ -22,6 +22,10 @@ class Rename(strict.StrictSchema):
 
 class TextMessage(strict.StrictSchema):
     text = fields.String(required=True, validate=validate.Length(min=1, max=8000))
+    timezone = fields.String(
+        load_default=None, validate=validate.Length(min=1, max=64),
+        metadata={"description": "The sender's IANA time zone: new watches run in it."},
+    )  # fmt: skip
 
 
 class UIPart(marshmallow.Schema):
@@ -45,6 +49,7 @@ class UseChatBody(strict.StrictSchema):
     """What `useChat` (AI SDK 5/6) posts: the whole message list; we take the last user one."""
 
     id = fields.String(validate=validate.Length(max=200))
+    timezone = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
     messages = fields.List(
         fields.Nested(UIMessage), required=True, validate=validate.Length(min=1, max=MAX_MESSAGES)
     )

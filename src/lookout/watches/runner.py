@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
+from typing import Any
 
 from lookout import errors, heartbeat, parts
 from lookout.access.principals import Principal
@@ -15,6 +17,7 @@ from lookout.chat import lease, notices, turns
 from lookout.db import checkpointer, repo
 from lookout.notify import alerts, deliveries
 from lookout.ops import instrument
+from lookout.watches import history
 
 logger = logging.getLogger(__name__)
 
@@ -100,9 +103,15 @@ async def _run(
             turn = await turns.begin(services, chat, text, source="automation", run_id=run.id)
         except errors.Busy:
             return "skipped", "The chat was answering another message.", False
+
+    turn = dataclasses.replace(turn, manual=run.manual)
+
+    async def keep_read(pages: list[dict[str, Any]], credits: int) -> None:
+        await history.record(services.db, automation, run.id, pages, credits)
+
     emitted = await turns.execute(
         services, chat_graph, turn, text, principal, run_end=_settled_by_parts,
-        condition=automation.action.get("condition"),
+        condition=automation.action.get("condition"), on_read=keep_read,
     )  # fmt: skip
     if _settled_by_parts(emitted) is not None:  # the usual run: nothing changed, nothing to do
         return *_outcome(emitted), True

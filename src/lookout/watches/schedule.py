@@ -22,7 +22,7 @@ _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satu
 def zone(name: str) -> zoneinfo.ZoneInfo:
     try:
         return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # "Europe": a directory
         raise errors.InvalidInput(
             f"{name!r} is not a timezone; use an IANA name such as UTC or Europe/Paris.",
             fields={"timezone": ["unknown timezone"]},

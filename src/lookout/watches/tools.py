@@ -9,12 +9,13 @@ from typing import Any
 from lookout import parts
 from lookout.agent.context import TurnContext
 from lookout.db import repo
-from lookout.watches import controls, service
+from lookout.watches import controls, service, workspace
 
 
 @dataclasses.dataclass(frozen=True)
 class ChatWatchTools:
     ctx: TurnContext
+    zone: str | None = None  # the viewer's browser's time zone, sent with the message
 
     async def _chat(self) -> repo.Chat:
         chat = await repo.get_chat(
@@ -29,6 +30,9 @@ class ChatWatchTools:
         self, question: str, cadence: str, *, timezone: str = "UTC",
         condition: dict[str, Any] | None = None,
     ) -> dict[str, Any]:  # fmt: skip
+        timezone = await workspace.zone_for_new_watch(
+            self.ctx.services.db, self.ctx.principal.workspace_id, question, timezone, self.zone
+        )
         automation = await service.create(
             self.ctx.services.db, self.ctx.services.settings, self.ctx.principal,
             chat=await self._chat(), message=question, cadence=cadence, timezone=timezone,
@@ -89,6 +93,7 @@ class ChatWatchTools:
         return described
 
 
-def for_turn(ctx: TurnContext) -> ChatWatchTools | None:
-    """Watch tools for interactive turns; a scheduled turn never starts or stops watches."""
-    return None if ctx.scheduled else ChatWatchTools(ctx)
+def for_turn(ctx: TurnContext, zone: str | None = None) -> ChatWatchTools | None:
+    """Watch tools for interactive turns; a scheduled turn never starts or stops watches.
+    `zone`: the time zone of the viewer's browser (new watches run in it unless told another)."""
+    return None if ctx.scheduled else ChatWatchTools(ctx, zone)

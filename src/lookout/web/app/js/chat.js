@@ -8,6 +8,7 @@ import { messageView } from "./render.js";
 import { LiveStream, open, parts } from "./sse.js";
 import { canEdit, refreshChats, refreshMe } from "./state.js";
 import { WatchPanel } from "./watch.js";
+import { messageBody } from "./zone.js";
 
 const PAGE = 200;
 const RESUME_TRIES = 8;
@@ -361,7 +362,7 @@ export class ChatView {
     let lastId = null;
     let away = false;
     try {
-      const response = await open("POST", `/api/chats/${this.chatId}/messages`, { body: { text } });
+      const response = await open("POST", `/api/chats/${this.chatId}/messages`, { body: messageBody(text) });
       try {
         for await (const [id, part] of parts(response)) {
           if (streamAway(id, part)) throw new StreamAway(part.errorText);

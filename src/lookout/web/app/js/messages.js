@@ -8,6 +8,7 @@ export function fromStart(part) {
     id: part.messageId,
     role: "assistant",
     source: meta.source || "user",
+    manual: meta.manual === true,
     parts: [],
     created_at: new Date().toISOString(),
     live: true,

@@ -67,7 +67,7 @@ export function messageView(message, context) {
     const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n");
     if (scheduled) {
       return h("li", { class: "message scheduled-marker", dataset: { id: message.id } },
-        h("span", {}, "Scheduled check"), " · ", timeEl(message.created_at), " · ", h("q", {}, text));
+        h("span", {}, message.manual ? "Check you asked for" : "Scheduled check"), " · ", timeEl(message.created_at), " · ", h("q", {}, text));
     }
     return h("li", { class: "message user", dataset: { id: message.id } },
       h("h3", { class: "visually-hidden" }, "You said"),
@@ -81,6 +81,6 @@ export function messageView(message, context) {
     dataset: { id: message.id, live: message.live && !message.finished ? "true" : "false" } },
   h("h3", { class: "visually-hidden" }, scheduled ? "Lookout, on a scheduled check" : "Lookout said"),
   scheduled && !context.afterMarker ? h("p", { class: "meta badge-line" }, h("span", { class: "badge watch" }, "Watch"),
-    " Scheduled check ", timeEl(message.created_at)) : null,
+    message.manual ? " Check you asked for " : " Scheduled check ", timeEl(message.created_at)) : null,
   h("div", { class: "bubble" }, parts));
 }

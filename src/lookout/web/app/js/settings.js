@@ -7,6 +7,7 @@ import { portabilitySection } from "./portability.js";
 import { ApiError, del, get, patch, post } from "./api.js";
 import { announce, copyButton, h, plural, replace, timeEl, uid } from "./dom.js";
 import { canEdit, state } from "./state.js";
+import { watchSettingsSection } from "./watch_settings.js";
 
 const PLACEHOLDER_KEY = "lk_your_api_key";
 let lastKey = null; // the key created on this page, to fill in the agent configs (memory only)
@@ -434,7 +435,7 @@ export function renderSettings(root) {
   document.title = "Settings · Lookout";
   const [agent, redrawAgent] = agentSection();
   const owner = state.me.workspace.role === "owner" && state.me.user;
-  const sections = [keysSection(redrawAgent), usageSection(), notificationsSection(), portabilitySection(),
+  const sections = [keysSection(redrawAgent), usageSection(), watchSettingsSection(), notificationsSection(), portabilitySection(),
     agentsSection(), connectorsSection(), agent,
     owner ? invitesSection() : null, state.me.user ? accountSection() : null].filter(Boolean);
   const jump = (target) => () => {

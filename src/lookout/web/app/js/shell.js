@@ -86,6 +86,7 @@ export function renderShell(root, { onSignOut }) {
     h("a", { class: "brand", href: "#/" }, "Lookout"),
     state.me ? workspaceBox(state.me) : null,
     h("div", { class: "topbar-actions" },
+      h("a", { class: "button secondary small", href: "#/watches" }, "Watches"),
       h("a", { class: "button secondary small", href: "#/settings" }, "Settings"),
       state.me && state.me.user ? h("span", { class: "user-email" }, state.me.user.email) : null,
       signOut));

@@ -51,6 +51,17 @@ export class WatchPanel {
 
   update(chat) {
     this.chat = chat;
+    // "Check queued" holds only while the check is on its way: once the watch's last run is
+    // finished, the chat shows its result and the notice goes.
+    if (this.queued && !["queued", "running"].includes(this.watch.last_run_status)) {
+      this.queued = false;
+      this.say("");
+    } else if (this.queued && this.rechecks < 30) {
+      // The run is finished just after its answer is stored: look again shortly.
+      this.rechecks += 1;
+      window.clearTimeout(this.recheck);
+      this.recheck = window.setTimeout(() => this.onChanged(), 2000);
+    }
     this.draw();
     if (this.details.open) this.loadRuns();
   }
@@ -153,6 +164,8 @@ export class WatchPanel {
     button.disabled = true;
     try {
       await post(`/api/automations/${this.watch.id}/run`);
+      this.queued = true;
+      this.rechecks = 0;
       this.say("Check queued. The result will appear in this chat.");
       announce("Check queued.");
       if (this.details.open) this.loadRuns();

@@ -1,0 +1,25 @@
+"""The retention job of watch histories: checks older than their workspace's retention go, and
+the page contents no check points at any more."""
+
+from __future__ import annotations
+
+import logging
+
+import dramatiq
+from periodiq import cron
+
+from lookout.actors import runtime
+from lookout.watches import history
+
+logger = logging.getLogger(__name__)
+
+
+@dramatiq.actor(
+    queue_name="dispatch", max_retries=0, time_limit=120_000, periodic=cron("17 * * * *")
+)
+async def prune_history() -> None:
+    """Every hour: prune checks past retention (the history says so) and orphaned contents."""
+    state = runtime.current()
+    checks, contents = await history.prune(state.db)
+    if checks or contents:
+        logger.info("pruned %d check(s) and %d page content(s) past retention", checks, contents)
