@@ -1113,7 +1113,6 @@ WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id
     AND (coalesce(c.last_used_at, c.created_at) < now() - make_interval(days => $1)
          OR (c.last_used_at IS NULL AND c.created_at < now() - interval '1 day'));
 
-<<<<<<< HEAD
 -- name: insert_job_artifact
 -- A file of a job's result, owned by the job's workspace and expiring with the job.
 INSERT INTO job_artifacts (job_id, workspace_id, content_type, body, expires_at)
@@ -1182,7 +1181,7 @@ FROM automations a
 JOIN chats c ON c.id = (a.action ->> 'thread_id')::uuid AND c.workspace_id = a.workspace_id
 WHERE a.workspace_id = $1
 ORDER BY a.created_at LIMIT $2;
-=======
+
 -- Issue #27: the watches page, the history of checks, the page at a check, retention, zones.
 
 -- name: list_watch_rows
@@ -1343,4 +1342,3 @@ SELECT coalesce((SELECT sum(octet_length(body)) FROM page_contents WHERE automat
 -- name: manual_runs
 -- Which of these runs were asked for (Run now), not scheduled.
 SELECT id FROM automation_runs WHERE workspace_id = $1 AND id = ANY($2::uuid[]) AND manual;
->>>>>>> s27a
