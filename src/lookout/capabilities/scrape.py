@@ -146,14 +146,17 @@ async def _read(
         logger.exception("could not read %s", result.final_url)
         unreadable = errors.FetchFailed(f"{result.final_url} was fetched but could not be read.")
         return _page(url, fetched_at, error=unreadable, status=result.status)
-    return _page(
-        url,
-        fetched_at,
-        result=result,
-        read=read,
-        want_links="links" in options["formats"],
-        want_data="data" in options["formats"],
-    ) | fetched.fields
+    return (
+        _page(
+            url,
+            fetched_at,
+            result=result,
+            read=read,
+            want_links="links" in options["formats"],
+            want_data="data" in options["formats"],
+        )
+        | fetched.fields
+    )
 
 
 def _readers(settings: Settings) -> readers.Pool:

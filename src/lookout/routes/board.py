@@ -10,8 +10,7 @@ import marshmallow
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.access import auth
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.routes import openapi_board as schema
 from lookout.watches import board, history, workspace
 
@@ -33,13 +32,13 @@ def _load(kind: type[marshmallow.Schema], data: Any, what: str) -> dict[str, Any
 
 
 async def list_watches(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     rows = await board.listing(request.app[appkeys.DB], principal)
     return common.ok(request, {"watches": rows})
 
 
 async def bulk(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = _load(schema.Bulk, await common.json_body(request), "bulk action")
     results = await board.apply(
         request.app[appkeys.DB], request.app[appkeys.SETTINGS], principal, body["action"],
@@ -49,7 +48,7 @@ async def bulk(request: web.Request) -> web.Response:
 
 
 async def list_checks(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     query = _load(schema.HistoryQuery, dict(request.query), "query")
     found = await history.checks(
         request.app[appkeys.DB], principal, _uuid(request, "automation_id", "watch"),
@@ -59,7 +58,7 @@ async def list_checks(request: web.Request) -> web.Response:
 
 
 async def get_check(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     query = _load(schema.CheckQuery, dict(request.query), "query")
     found = await history.check_pages(
         request.app[appkeys.DB], principal, _uuid(request, "automation_id", "watch"),
@@ -69,12 +68,12 @@ async def get_check(request: web.Request) -> web.Response:
 
 
 async def get_settings(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     return common.ok(request, await workspace.get(request.app[appkeys.DB], principal))
 
 
 async def update_settings(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = _load(schema.PrefsChange, await common.json_body(request), "change")
     if not body:
         raise errors.InvalidInput("Send timezone and/or history_retention_days.")

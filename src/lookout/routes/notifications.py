@@ -43,10 +43,10 @@ async def delete_target(request: web.Request) -> web.Response:
 
 async def update_target(request: web.Request) -> web.Response:
     """PATCH a target: make it the workspace's default (or not)."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = common_schema.load(schema.TargetChangeSchema(), await common.json_body(request))
     changed = await targets.set_default(
-        Services.of_app(request.app), principal, _target_id(request), body["default"]
+        appkeys.services(request.app), principal, _target_id(request), body["default"]
     )
     return common.ok(request, {"target": schema.TargetSchema().dump(targets.view(changed))})
 

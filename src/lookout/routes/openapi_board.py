@@ -8,8 +8,8 @@ from typing import Any
 from marshmallow import RAISE, Schema, fields, validate
 
 from lookout.routes import responses
-from lookout.schema import watches as watch_schemas
 from lookout.routes.openapi_ops import number, path_param, plain
+from lookout.schema import watches as watch_schemas
 
 ACTIONS = ("run", "pause", "resume", "stop")
 MAX_BULK = 100

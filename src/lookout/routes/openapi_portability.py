@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from lookout.notify import schema as notify_schema
-from lookout.schema import portability as schema
 from lookout.routes import responses
 from lookout.routes.openapi_ops import FAILURE, path_param, plain
+from lookout.schema import portability as schema
 
 _WS = path_param("ws")
 _FEED_ID, _FEED_TOKEN = path_param("feed_id"), path_param("feed_token")

@@ -7,15 +7,14 @@ import uuid
 from aiohttp import web
 
 from lookout import appkeys, errors
-from lookout.access import auth
-from lookout.routes import common
+from lookout.routes import authn, common
 from lookout.schema import connectors as common_schema
 from lookout.schema import portability as schema
 from lookout.watches import atom, feeds, imports, portability
 
 
 async def list_feeds(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     found = await feeds.list_all(request.app[appkeys.DB], principal)
     views = [feeds.view(feed) for feed in found]
     return common.ok(request, {"feeds": schema.FeedSchema(many=True).dump(views)})
@@ -23,7 +22,7 @@ async def list_feeds(request: web.Request) -> web.Response:
 
 async def create_feed(request: web.Request) -> web.Response:
     """Make (or rotate) a feed's secret URL; the URL is in this answer only."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     body = common_schema.load(schema.NewFeedSchema(), await common.json_body(request))
     made, token = await feeds.create(request.app[appkeys.DB], principal, body["watch_id"])
     url = feeds.url_of(request.app[appkeys.SETTINGS], token)
@@ -32,7 +31,7 @@ async def create_feed(request: web.Request) -> web.Response:
 
 
 async def delete_feed(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     try:
         feed_id = uuid.UUID(request.match_info["feed_id"])
     except ValueError:
@@ -54,14 +53,14 @@ async def read_feed(request: web.Request) -> web.Response:
 
 
 async def export_watches(request: web.Request) -> web.Response:
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     document = await portability.export(request.app[appkeys.DB], principal)
     return common.ok(request, schema.ExportSchema().dump(document))
 
 
 async def import_watches(request: web.Request) -> web.Response:
     """Create the watches of a Lookout export or of a changedetection.io url-watches.json."""
-    principal = await auth.authenticate(request)
+    principal = await authn.authenticate(request)
     principal.require("editor")
     body = common_schema.load(schema.ImportSchema(), await common.json_body(request))
     settings = request.app[appkeys.SETTINGS]
