@@ -163,23 +163,23 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class Consumer(_RedisConsumer):  # type: ignore[misc]
+class Consumer(_RedisConsumer):
     """Dramatiq's Redis consumer, waiting on its wake-up event instead of sleeping."""
 
     def __init__(self, broker: Any, queue_name: str, prefetch: int, timeout: int) -> None:
-        super().__init__(broker, queue_name, prefetch, timeout)
+        super().__init__(broker, queue_name, prefetch, timeout)  # type: ignore[no-untyped-call]
         self.waker: Waker = broker.waker
         self.woken = self.waker.register(queue_name)
 
     def ack(self, message: MessageProxy) -> None:
         try:
-            super().ack(message)
+            super().ack(message)  # type: ignore[no-untyped-call]
         finally:
             self.woken.set()  # a prefetch slot is free
 
     def nack(self, message: MessageProxy) -> None:
         try:
-            super().nack(message)
+            super().nack(message)  # type: ignore[no-untyped-call]
         finally:
             self.woken.set()
 
@@ -204,7 +204,7 @@ class Consumer(_RedisConsumer):  # type: ignore[misc]
             self.woken.wait(self._wait_s())
             return None
         except redis.ConnectionError as exc:
-            raise ConnectionClosed(exc) from None
+            raise ConnectionClosed(exc) from None  # type: ignore[no-untyped-call]
 
     def _cached(self) -> MessageProxy | None:
         while self.message_cache:
@@ -229,7 +229,7 @@ class Consumer(_RedisConsumer):  # type: ignore[misc]
         return wait
 
 
-class StopWaking(Middleware):  # type: ignore[misc]
+class StopWaking(Middleware):
     """From the worker's shutdown on, consumers poll so they notice they are stopped."""
 
     def before_worker_shutdown(self, broker: Any, worker: Any) -> None:

@@ -18,7 +18,8 @@ ENV = {
 
 def _loaded_after(code: str) -> list[str]:
     """Which of LLM_AND_MCP a fresh interpreter holds after running `code`."""
-    probe = f"{code}\nimport sys, json\nprint(json.dumps([m for m in {LLM_AND_MCP!r} if m in sys.modules]))"
+    shown = f"print(json.dumps([m for m in {LLM_AND_MCP!r} if m in sys.modules]))"
+    probe = f"{code}\nimport sys, json\n{shown}"
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("LOOKOUT_LLM", "OPENAI"))}
     done = subprocess.run(
         [sys.executable, "-c", probe], env={**environ, **ENV}, capture_output=True, text=True,
