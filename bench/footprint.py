@@ -130,15 +130,20 @@ class Cdio:
         self.key = json.loads(store.read_text())["settings"]["application"]["api_access_token"]
         body = "\n".join(CLOSED.format(i) for i in range(watches)).encode()
         self._call("POST", "/api/v1/import", body)
-        deadline = time.monotonic() + 600
+        deadline = time.monotonic() + 300  # then measured anyway
         while not self._checked(watches) and time.monotonic() < deadline:
             time.sleep(1)
 
     def _checked(self, watches: int) -> bool:
-        listed = self._call("GET", "/api/v1/watch") or {}
+        try:
+            listed = self._call("GET", "/api/v1/watch") or {}
+        except urllib.error.HTTPError as exc:  # listing fails while the import is adding
+            if exc.code != 500:
+                raise
+            return False
         queue = self._call("GET", "/queue.json") or {}
         done = sum(1 for watch in listed.values() if watch.get("last_checked"))
-        return len(listed) >= watches and done >= watches and not queue.get("queued_count")
+        return len(listed) >= watches and done >= watches and not queue.get("queued_count")  # type: ignore[attr-defined]
 
     def _call(self, method: str, path: str, body: bytes | None = None) -> object:
         request = urllib.request.Request(
