@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -194,13 +195,29 @@ def _own(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
+def _own_cpu(roots: list[int]) -> dict[int, float]:
+    """Each process's own CPU seconds (utime + stime, its reaped children not included)."""
+    found = {}
+    for pid in _procs.tree(roots):
+        with contextlib.suppress(OSError):
+            raw = Path(f"/proc/{pid}/stat").read_text()
+            fields = raw[raw.rindex(")") + 2 :].split()
+            found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
 def _idle(name: str, roots: list[int], idle_s: float) -> tuple[float, list[tuple[str, int, int]]]:
-    """Idle CPU % of a core over `idle_s`, then memory of every process."""
-    before, started = _procs.cpu_seconds(roots), time.monotonic()
+    """Idle CPU % of a core over `idle_s` (the trees, reaped children included), then memory
+    of every process; each process's own CPU printed."""
+    before, own, started = _procs.cpu_seconds(roots), _own_cpu(roots), time.monotonic()
     time.sleep(idle_s)
     cpu = _procs.cpu_seconds(roots) - before
     wall = time.monotonic() - started
-    print(f"{name}: {cpu:.2f} CPU s in {wall:.1f} s idle", flush=True)
+    print(f"{name}: {cpu:.2f} CPU s in {wall:.1f} s idle; by process:", flush=True)
+    for pid, seconds in sorted(_own_cpu(roots).items(), key=lambda item: -item[1]):
+        used = seconds - own.get(pid, 0.0)
+        if used > 0:
+            print(f"  {100 * used / wall:6.3f} %  {pid} {_process_name(pid)}")
     return 100 * cpu / wall, _memory(roots)
 
 

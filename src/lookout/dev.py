@@ -21,6 +21,9 @@ from lookout.settings import Settings
 DEMO_EMAIL = "demo@lookout.local"
 DEMO_CREDITS = 1000
 KILL_MARGIN_S = 5.0
+# One worker process (8 threads) runs a machine's turns for `lookout dev`: each more one holds
+# ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES chooses more.
+DEV_WORKER_PROCESSES = "1"
 LOCAL_HOST = "127.0.0.1"
 
 
@@ -84,6 +87,9 @@ def run(port: int | None = None) -> int:
         # This machine only, unless asked: `lookout web` keeps the platforms' 0.0.0.0.
         env["LOOKOUT_HOST"] = os.environ.get("LOOKOUT_HOST") or LOCAL_HOST
         env.update(dev_defaults(env["PORT"], os.environ))
+        env["LOOKOUT_WORKER_PROCESSES"] = (
+            os.environ.get("LOOKOUT_WORKER_PROCESSES") or DEV_WORKER_PROCESSES
+        )
         env.setdefault("TZ", "UTC")
         dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
         asyncio.run(migrate.migrate(dsn))
