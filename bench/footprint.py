@@ -157,7 +157,11 @@ class Cdio:
 
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(30)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:  # seen: still closing its threads after 30 s
+            self.process.kill()
+            self.process.wait()
         self.log.close()
 
 
