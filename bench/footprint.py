@@ -174,7 +174,7 @@ def _process_name(pid: int) -> str:
              for i, w in enumerate(raw) if w]  # fmt: skip
     if words and words[0].startswith("python") and len(words) > 1:
         words = words[1:]
-    return " ".join(words)[:60]
+    return " ".join(" ".join(words).split())[:60]
 
 
 def _memory(roots: list[int]) -> list[tuple[str, int, int]]:
