@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,6 +164,7 @@ class Cdio:
             self.process.kill()
             self.process.wait()
         self.log.close()
+        shutil.rmtree(self.datastore, ignore_errors=True)
 
 
 def _process_name(pid: int) -> str:
@@ -241,6 +243,15 @@ def main() -> int:
     parser.add_argument("--settle-s", type=float, default=20.0)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="lookout-footprint-"))
+    try:
+        return _run(args, workdir)
+    finally:
+        cluster = (workdir / ".lookout" / "pg").resolve()  # elsewhere when postgres is not root
+        shutil.rmtree(cluster, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, workdir: Path) -> int:
     _seed(workdir, args.watches)
     first = Dev(workdir)  # the first start creates the demo account: not "existing data"
     first.stop()
