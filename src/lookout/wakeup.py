@@ -103,7 +103,8 @@ class Waker:
             try:
                 self._listen()
             except redis.RedisError as exc:
-                logger.warning("queue wake-ups lost, polling until Redis is back: %s", exc)
+                if self._listening.is_set():  # once an outage, not once a retry
+                    logger.warning("queue wake-ups lost, polling until Redis is back: %s", exc)
             finally:
                 self._listening.clear()
                 self.wake_all()

@@ -11,7 +11,7 @@ import dramatiq
 import pytest
 import redis
 
-from lookout import broker, logs
+from lookout import broker, logs, wakeup
 from lookout.actors import watches as watch_actors
 from lookout.settings import Settings
 from tests.integration import workers
@@ -101,3 +101,41 @@ def test_an_idle_worker_starts_a_due_turn_within_100_ms(settings: Settings) -> N
     # Then the worker fetched it within 100 ms, every time but at most two (a loaded machine;
     # polling once a second would make it within 100 ms one time in ten)
     assert sorted(waits)[-3] < 100, waits
+
+
+def test_housekeeping_heartbeats_and_finds_a_message_nobody_announced(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an idle consumer blocking on its wake-up, housekeeping every 0.2 s
+    monkeypatch.setattr(wakeup, "HOUSEKEEP_S", 0.2)
+    installed = broker.build(settings)
+    consumer = installed.consume("housekeeping", prefetch=1, timeout=1000)
+    client = redis.Redis.from_url(settings.redis_url)
+    got: list[Any] = []
+
+    def take() -> None:
+        deadline = time.monotonic() + 10
+        while not got and time.monotonic() < deadline:
+            message = next(consumer)
+            if message is not None:
+                got.append(message)
+
+    taker = threading.Thread(target=take)
+    taker.start()
+    time.sleep(0.5)
+    # When a message reaches the queue with no wake-up (as maintenance puts one back)
+    message = dramatiq.Message(
+        queue_name="housekeeping", actor_name="x", args=(), kwargs={}, options={}
+    )
+    installed.do_enqueue("housekeeping", "unannounced-1", message.encode())
+    taker.join()
+    # and nothing fetches for a while
+    before = client.zscore("dramatiq:__heartbeats__", installed.broker_id)
+    time.sleep(0.6)
+    after = client.zscore("dramatiq:__heartbeats__", installed.broker_id)
+    client.close()
+    consumer.close()
+
+    # Then the consumer got it, and the process kept its heartbeat fresh without fetching
+    assert [m.message_id for m in got] == [message.message_id]
+    assert before is not None and after is not None and after > before
