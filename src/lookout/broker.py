@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
 import threading
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
 import dramatiq
+import redis
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware.asyncio import AsyncIO
 from periodiq import PeriodiqMiddleware
 
+from lookout import wakeup
 from lookout.actors import runtime
 from lookout.ops import messages, shutdown
 from lookout.settings import Settings
@@ -24,12 +27,12 @@ from lookout.settings import Settings
 # Ticks older than this are dropped by workers: a late dispatcher run is worse than a skipped one.
 PERIODIQ_SKIP_DELAY_S = 50
 
+logger = logging.getLogger(__name__)
+
 _current: tuple[str, dramatiq.Broker] | None = None
 
 
 ENQUEUE_BATCH = 500  # messages a pipelined round trip
-PROMPT_QUEUES = frozenset({"watches", "jobs"})
-PROMPT_POLL_MS = 100
 
 
 class Broker(RedisBroker):
@@ -40,11 +43,20 @@ class Broker(RedisBroker):
 
     A batch that fails to send leaves its runs queued, as a failed `send` does: the dispatcher
     enqueues runs still queued after a minute again.
+
+    Idle consumers block until a message is published for them (lookout.wakeup): every enqueue
+    also publishes its queue's wake-up, once a batch for `enqueue_many`.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._local = threading.local()
         super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self.waker = wakeup.Waker(self)
+        self.add_middleware(wakeup.StopWaking())
+
+    @property
+    def consumer_class(self) -> type[wakeup.Consumer]:
+        return wakeup.Consumer
 
     # Dramatiq's enqueue reads its Lua script from `scripts` each call: inside enqueue_many,
     # this thread reads one bound to the batch's pipeline; every other thread the broker's own.
@@ -56,28 +68,38 @@ class Broker(RedisBroker):
     def scripts(self, value: dict[str, Any]) -> None:
         self._scripts = value
 
+    def enqueue(self, message: dramatiq.Message[Any], *, delay: int | None = None) -> Any:
+        sent = super().enqueue(message, delay=delay)
+        woken = getattr(self._local, "woken", None)
+        if woken is None:
+            self._wake({sent.queue_name})
+        else:  # inside enqueue_many: once the batch is sent
+            woken.add(sent.queue_name)
+        return sent
+
     def enqueue_many(self, messages: Sequence[dramatiq.Message[Any]]) -> None:
         for start in range(0, len(messages), ENQUEUE_BATCH):
             pipeline = self.client.pipeline(transaction=False)
             dispatch = functools.partial(self._scripts["dispatch"], client=pipeline)
             self._local.scripts = {**self._scripts, "dispatch": dispatch}
+            woken: set[str] = set()
+            self._local.woken = woken
             try:
                 for message in messages[start : start + ENQUEUE_BATCH]:
                     self.enqueue(message)
             finally:
-                del self._local.scripts
+                del self._local.scripts, self._local.woken
             pipeline.execute()
+            self._wake(woken)
 
-    def consume(self, queue_name: str, prefetch: int = 1, timeout: int = 5000) -> Any:
-        """An idle consumer backs off to polling every `timeout` ms (the worker timeout, 1 s).
-        Scheduled turns and jobs arrive in bursts after idle spells: their queues poll at most
-        every PROMPT_POLL_MS, so a burst is not left waiting up to a second. Cycles of 1,000
-        watches 9 s apart (as bench/versus.py runs them): the first turn started 227-563 ms
-        after the dispatch, 77-131 ms with this; idle, the default two worker processes use
-        ~2 % more of a core (1.5 -> 3.7 %), Redis ~0.5 % more."""
-        if queue_name in PROMPT_QUEUES:
-            timeout = min(timeout, PROMPT_POLL_MS)
-        return super().consume(queue_name, prefetch, timeout)
+    def _wake(self, queue_names: set[str]) -> None:
+        """Publish the queues' wake-ups. The message is in Redis already: a failed publish is
+        not a failed send (a consumer finds the message within wakeup.HOUSEKEEP_S)."""
+        try:
+            for queue_name in queue_names:
+                self.client.publish(wakeup.channel(self.namespace, queue_name), b"")
+        except redis.RedisError as exc:
+            logger.warning("queue wake-up not published: %s", exc)
 
 
 def build(settings: Settings) -> Broker:

@@ -88,7 +88,8 @@ class Redis:
         # The arguments devservices.start_redis uses, on the port the clients know.
         process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.data_dir),
-             "--save", "60 1", "--appendonly", "no", "--protected-mode", "yes"],
+             "--save", "60 1", "--appendonly", "no", "--protected-mode", "yes",
+             "--hz", str(devservices.REDIS_HZ)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self.server = devservices.Server(url=self.url, process=process)

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import openai
 from langchain_core.messages import (
     AIMessageChunk,
     BaseMessage,
@@ -27,7 +26,6 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.runnables import Runnable
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from lookout import parts
@@ -35,6 +33,9 @@ from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, route
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 from lookout.settings import Settings
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 NO_KEY = "not-needed"
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)  # read: between two streamed chunks
 MAX_RETRIES = 1
-_ENDPOINT_ERRORS = (openai.OpenAIError, httpx.HTTPError)
 
 Model = Runnable[Any, BaseMessage]
 
@@ -57,7 +57,16 @@ def enabled(settings: Settings) -> bool:
     return bool(settings.llm_base_url or settings.openai_api_key)
 
 
+def _endpoint_errors() -> tuple[type[Exception], ...]:
+    """What a failing endpoint raises (an `except` evaluates this only when something was)."""
+    import openai  # the LLM client loads only when a model is used (bench/footprint.py)
+
+    return (openai.OpenAIError, httpx.HTTPError)
+
+
 def chat_model(settings: Settings, http: httpx.AsyncClient) -> ChatOpenAI:
+    from langchain_openai import ChatOpenAI  # only when a model is used, as openai above
+
     key = settings.llm_api_key or settings.openai_api_key or NO_KEY
     return ChatOpenAI(
         model=settings.llm_model or DEFAULT_MODEL,
@@ -122,7 +131,7 @@ async def judge_condition(ctx: TurnContext, condition: str, page: str) -> bool |
             answer = await chat_model(ctx.services.settings, http).ainvoke(
                 [SystemMessage("You judge web pages. Answer only yes or no."), HumanMessage(prompt)]
             )
-    except _ENDPOINT_ERRORS as exc:
+    except _endpoint_errors() as exc:
         logger.warning("LLM endpoint failed judging a condition: %r", exc)
         return None
     said = answer.text.strip().lower()
@@ -154,7 +163,7 @@ async def converse(
                 if toolset.budget.exhausted:
                     said.append(await _out_of_budget(ctx, toolset.budget))
                     break
-        except _ENDPOINT_ERRORS as exc:
+        except _endpoint_errors() as exc:
             sentence = failure(exc, ctx.services.settings)
             logger.warning("LLM endpoint failed: %r", exc, extra={"turn_id": ctx.turn_id})
             await ctx.emit(parts.data("notice", {"code": "upstream_error", "message": sentence}))
@@ -245,6 +254,8 @@ async def say(ctx: TurnContext, text: str) -> None:
 
 def failure(exc: Exception, settings: Settings) -> str:
     """The endpoint's failure as a sentence a person can act on (never the raw exception)."""
+    import openai  # loaded already: the model failed
+
     where = httpx.URL(settings.llm_base_url or DEFAULT_BASE_URL).host
     if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
         problem = "it took too long to answer"

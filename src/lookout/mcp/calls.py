@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
-
-import mcp.types as mcp_types
+from typing import TYPE_CHECKING, Any
 
 from lookout import errors
 from lookout.access import invoke, jobs
@@ -16,6 +14,9 @@ from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import bounds, tools
 from lookout.settings import Settings
+
+if TYPE_CHECKING:  # mcp loads when an MCP call is made, not in every worker
+    import mcp.types as mcp_types
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,8 @@ async def call(
 
 
 def _from_outcome(outcome: invoke.Outcome, settings: Settings) -> mcp_types.CallToolResult:
+    import mcp.types as mcp_types
+
     meta = outcome.envelope()["meta"]
     data = outcome.data or {}
     structured = data
@@ -94,6 +97,8 @@ def _bound(
 async def _jobs_get(
     services: Services, principal: Principal, arguments: dict[str, Any]
 ) -> mcp_types.CallToolResult:
+    import mcp.types as mcp_types
+
     job_id, wait_s = _jobs_get_input(arguments)
     job = await jobs.get(services, job_id=job_id, workspace_id=principal.workspace_id)
     if wait_s:
@@ -130,6 +135,8 @@ def _jobs_get_input(arguments: dict[str, Any]) -> tuple[uuid.UUID, int]:
 
 def failure(error: errors.LookoutError, request_id: str) -> mcp_types.CallToolResult:
     """An isError result: what went wrong, and what to do about it."""
+    import mcp.types as mcp_types
+
     lines = [error.message]
     if isinstance(error, errors.InvalidInput) and error.details.get("fields"):
         fields = _json(error.details["fields"])

@@ -15,12 +15,8 @@ import logging
 import socket
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as mcp_types
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from yarl import URL
 
 import lookout
@@ -29,11 +25,16 @@ from lookout.capabilities import addresses, guard
 from lookout.mcp import calls, pinned
 from lookout.settings import Settings
 
+# The MCP client library loads only when a connector is used (bench/footprint.py: ~1.9 s and
+# ~580 modules at import, in every worker, for nobody with no connector).
+if TYPE_CHECKING:
+    import mcp.types as mcp_types
+    from mcp.client import Client
+
 logger = logging.getLogger(__name__)
 
 MAX_TOOLS = 100
 MAX_PAGES = 10
-_CLIENT_INFO = mcp_types.Implementation(name="lookout", version=lookout.__version__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +114,10 @@ async def call_tool(
 async def _session(
     url: str, headers: Mapping[str, str], settings: Settings
 ) -> AsyncIterator[Client]:
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.types import Implementation
+
     await check_destination(url, settings)
     try:
         async with (
@@ -122,7 +127,7 @@ async def _session(
                 streamable_http_client(url, http_client=http),
                 mode="auto",
                 cache=None,
-                client_info=_CLIENT_INFO,
+                client_info=Implementation(name="lookout", version=lookout.__version__),
                 read_timeout_seconds=settings.fetch_timeout_s,
             ) as client,
         ):
@@ -133,6 +138,8 @@ async def _session(
 
 def _translate(exc: BaseException, url: str, settings: Settings) -> errors.LookoutError:
     """The one error a caller sees for whatever stopped the exchange with `url`."""
+    from mcp.shared.exceptions import MCPError  # loaded: the exchange began
+
     found = _leaves(exc)
     shown = shown_url(url)
     for leaf in found:
@@ -174,6 +181,8 @@ def bounded_result(result: mcp_types.CallToolResult, limit: int) -> ToolResult:
 
 
 def _block_text(block: mcp_types.ContentBlock) -> str:
+    import mcp.types as mcp_types  # loaded: a tool answered
+
     if isinstance(block, mcp_types.TextContent):
         return block.text
     if isinstance(block, mcp_types.EmbeddedResource) and isinstance(

@@ -7,12 +7,13 @@ import binascii
 import copy
 import json
 from collections.abc import Callable
-from typing import Any
-
-import mcp.types as mcp_types
+from typing import TYPE_CHECKING, Any
 
 from lookout import jsonin
 from lookout.capabilities import registry
+
+if TYPE_CHECKING:  # mcp loads when an MCP call is made, not in every worker
+    import mcp.types as mcp_types
 
 JOBS_GET = "jobs_get"
 MAX_JOB_WAIT_S = 30
@@ -105,6 +106,8 @@ def _may_be_cut(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def verb_tool(verb: registry.Verb) -> mcp_types.Tool:
+    import mcp.types as mcp_types
+
     output = _may_be_cut(registry.output_json_schema(verb))
     if may_be_slow(verb):
         # A large call answers with the job it started instead of the output.
@@ -139,6 +142,8 @@ def _description(verb: registry.Verb) -> str:
 
 
 def jobs_tool() -> mcp_types.Tool:
+    import mcp.types as mcp_types
+
     return mcp_types.Tool(
         name=JOBS_GET,
         title="Get a job",

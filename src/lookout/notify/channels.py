@@ -9,12 +9,11 @@ Local (desktop, syslog) and raw-socket services are refused.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import threading
 import urllib.parse
 import warnings
 from typing import Any
-
-import apprise
-from apprise.plugins import N_MGR
 
 from lookout import errors
 from lookout.notify import apprise_log
@@ -34,16 +33,24 @@ MAX_URL = 2048
 _MIN_SECRET = 3
 
 
-def _load_services() -> None:
-    apprise_log.install()
-    # Apprise imports its services on first use, from whichever thread; one of them imports the
-    # deprecated `imghdr` (Python < 3.13). Import them all now, once, with that warning silenced.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        N_MGR.load_modules()  # type: ignore[no-untyped-call]  # (Apprise: no annotations)
+_loading = threading.Lock()
 
 
-_load_services()
+@functools.cache
+def _apprise_module() -> Any:
+    """Apprise, loaded on the first Apprise URL (~0.6 s and ~10 MiB at import: not in every
+    process for nobody's Apprise target, bench/footprint.py)."""
+    with _loading:
+        import apprise
+        from apprise.plugins import N_MGR
+
+        apprise_log.install()
+        # Apprise imports its services on first use, from whichever thread; one of them imports
+        # the deprecated `imghdr` (Python < 3.13). Import them all now, once, warning silenced.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            N_MGR.load_modules()  # type: ignore[no-untyped-call]  # (no annotations)
+        return apprise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +81,7 @@ def parse(url: str) -> Channel:
 
 def plugin(url: str) -> Any:
     """Apprise's service for `url`, never following redirects or discovering other servers."""
+    apprise = _apprise_module()
     found = apprise.Apprise.instantiate(url, asset=apprise.AppriseAsset(http_redirects=False))
     if found is None:
         raise _invalid("This Apprise URL is not complete or not valid for its service.")
