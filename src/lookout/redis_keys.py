@@ -46,6 +46,11 @@ def chat_written(chat_id: uuid.UUID) -> str:
     return f"{PREFIX}chat:{chat_id}:written"
 
 
+def chat_listened(chat_id: uuid.UUID) -> str:
+    """Set while a web process's hub reads the chat (chat.hub, chat.events)."""
+    return f"{PREFIX}chat:{chat_id}:listened"
+
+
 def mcp_tools(connector_id: uuid.UUID) -> str:
     """A connector's cached tool list (mcp.tool_cache)."""
     return f"{PREFIX}mcp-tools:{connector_id}"

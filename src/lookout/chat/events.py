@@ -50,7 +50,7 @@ def written_key(chat_id: uuid.UUID) -> str:
 
 
 def listened_key(chat_id: uuid.UUID) -> str:
-    return f"lookout:chat:{chat_id}:listened"
+    return redis_keys.chat_listened(chat_id)
 
 
 # A chat a web process's hub reads is marked listened for this long, and the mark renewed while
