@@ -59,6 +59,10 @@ async def served(settings: Settings) -> AsyncIterator[tuple[str, dict[str, Any]]
         await server.close()
 
 
+# The README's config: names the two non-JSON answers (a PNG screenshot, an Atom feed).
+CLIENT_CONFIG = Path(__file__).resolve().parents[2] / "openapi-python-client.yaml"
+
+
 @pytest.mark.timeout(400)
 async def test_a_generated_python_client_makes_a_typed_call(
     served: tuple[str, dict[str, Any]], tenant_factory: TenantFactory, tmp_path: Path
@@ -75,7 +79,7 @@ async def test_a_generated_python_client_makes_a_typed_call(
     done = await asyncio.to_thread(
         _run,
         [str(generator), "generate", "--path", "openapi.json", "--output-path", "lookout_client",
-         "--meta", "none"],
+         "--meta", "none", "--config", str(CLIENT_CONFIG)],
         tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
