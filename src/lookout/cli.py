@@ -100,6 +100,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
     return dev.run(port=args.port)
 
 
+def cmd_dev_setup(args: argparse.Namespace) -> int:
+    from lookout import devsetup
+
+    print(asyncio.run(devsetup.prepare(_settings().database_url)), flush=True)
+    return 0
+
+
 def cmd_route(args: argparse.Namespace) -> int:
     from lookout.agent import route_cli
 
@@ -206,6 +213,8 @@ def parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="run everything on this machine with private Postgres/Redis")
     dev.add_argument("--port", type=int)
     dev.set_defaults(func=cmd_dev)
+    setup = sub.add_parser("dev-setup", help="what `lookout dev` runs first: migrate, demo account")
+    setup.set_defaults(func=cmd_dev_setup)
     route = sub.add_parser("route", help="print how the intent router reads a message")
     route.add_argument("text", nargs="*")
     route.set_defaults(func=cmd_route)

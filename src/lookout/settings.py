@@ -33,6 +33,11 @@ def _field(env: str, default: Any = dataclasses.MISSING, *, secret: bool = False
     return dataclasses.field(default=default, metadata=metadata)
 
 
+# After the shutdown grace period, how long cut-off turns have to write their "interrupted"
+# answer (lookout.ops.shutdown); `lookout dev` waits for both before it kills a process.
+SHUTDOWN_CANCEL_WAIT_S = 5.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """Every setting Lookout reads; see `.env.example` for what each one does."""
