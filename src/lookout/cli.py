@@ -47,7 +47,7 @@ def _bin(name: str) -> str:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     settings = _settings()
-    processes, threads = worker_size(settings, _cores())
+    processes, threads = worker_size(settings)
     processes, threads = args.processes or processes, args.threads or threads
     argv = [_bin("dramatiq"), "lookout.worker", "--processes", str(processes)]
     argv += ["--threads", str(threads)]
@@ -60,10 +60,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
 THREADS_PER_CORE = 8
 
 
-def worker_size(settings: Settings, cores: int) -> tuple[int, int]:
+def worker_size(settings: Settings, cores: int | None = None) -> tuple[int, int]:
     """`lookout worker`'s processes and threads a process: the settings', or where 0, a process
     per core and 8 messages in flight a core across them, at least 8 a process and at most its
-    database connections (a message past those would only wait for one)."""
+    database connections (a message past those would only wait for one). `cores`: this
+    machine's, unless given."""
+    cores = cores or machine_cores()
     processes = settings.worker_processes or cores
     threads = settings.worker_threads or min(
         settings.db_pool_max, max(THREADS_PER_CORE, THREADS_PER_CORE * cores // processes)
@@ -71,7 +73,7 @@ def worker_size(settings: Settings, cores: int) -> tuple[int, int]:
     return processes, threads
 
 
-def _cores() -> int:
+def machine_cores() -> int:
     """The cores this process may run on (its CPU affinity: a container's or taskset's limit)."""
     try:
         return len(os.sched_getaffinity(0))
