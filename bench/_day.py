@@ -2,11 +2,12 @@
 on realistic pages with page latency; cycle and idle cost, memory, storage, detection.
 
 Lookout runs as `lookout dev` (the embedded default: the supervisor, web and worker from the
-Procfile, the worker sending the periodic ticks, with its default worker processes and threads), on the bench's own Postgres
-and Redis (DATABASE_URL / REDIS_URL set, which `lookout dev` honours instead of starting its
-own), and those two are counted as Lookout's: every process in the dev tree, the postmaster with
-its backends, redis-server. changedetection.io runs as `changedetection.py` (one process, its
-default fetch workers), its scheduler paused so checks run when a cycle is triggered.
+Procfile, the worker sending the periodic ticks, with its default worker processes and threads),
+on the bench's own Postgres and Redis (DATABASE_URL / REDIS_URL set, which `lookout dev` honours
+instead of starting its own), and those two are counted as Lookout's: every process in the dev
+tree, the postmaster with its backends, redis-server. changedetection.io runs as
+`changedetection.py` (one process, its default fetch workers), its scheduler paused so checks run
+when a cycle is triggered.
 
 The pages are the realistic cases (bench/_realistic.py: real articles, real edits inside the
 article and noise outside it), each answered after --latency-ms. A warm-up cycle sees every page;
