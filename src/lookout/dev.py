@@ -20,10 +20,10 @@ from pathlib import Path
 
 from lookout import devservices, settings
 
-DEMO_EMAIL = "demo@lookout.local"  # lookout.devsetup creates it
 KILL_MARGIN_S = 5.0
-# One worker process (8 threads) runs a machine's turns for `lookout dev`: each more one holds
-# ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES chooses more.
+# One worker process (its threads sized to the machine) runs a machine's turns for `lookout dev`:
+# each more one holds ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES
+# chooses more.
 DEV_WORKER_PROCESSES = "1"
 LOCAL_HOST = "127.0.0.1"
 
@@ -105,7 +105,7 @@ def _announce(host: str, port: str, demo: Mapping[str, str]) -> None:
         reach = f"listening on {host} (LOOKOUT_HOST): open to the network"
     print(f"\nLookout is starting on {url} ({reach})", flush=True)
     if demo:
-        print(f"Demo login (shown once): {DEMO_EMAIL} / {demo['password']}")
+        print(f"Demo login (shown once): {demo['email']} / {demo['password']}")
         print(f"Demo API key (shown once): {demo['key']}\n", flush=True)
 
 

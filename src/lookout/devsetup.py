@@ -15,11 +15,11 @@ DEMO_CREDITS = 1000
 
 
 async def prepare(dsn: str) -> str:
-    """Migrate and seed; a JSON line for the supervisor: the demo's password and API key the
-    first time, `{}` after."""
+    """Migrate and seed; a JSON line for the supervisor: the demo's email, password and API key
+    the first time, `{}` after."""
     await migrate.migrate(dsn)
     demo = await _seed(dsn)
-    return json.dumps({"password": demo[0], "key": demo[1]} if demo else {})
+    return json.dumps({"email": DEMO_EMAIL, "password": demo[0], "key": demo[1]} if demo else {})
 
 
 async def _seed(dsn: str) -> tuple[str, str] | None:
