@@ -1,12 +1,13 @@
 """The per-day half of bench/versus.py: both tools as a user starts them, every process counted,
 on realistic pages with page latency; cycle and idle cost, memory, storage, detection.
 
-Lookout runs as `lookout dev` (the embedded default: the supervisor, web, worker and scheduler
-from the Procfile, with its default worker processes and threads), on the bench's own Postgres
-and Redis (DATABASE_URL / REDIS_URL set, which `lookout dev` honours instead of starting its
-own), and those two are counted as Lookout's: every process in the dev tree, the postmaster with
-its backends, redis-server. changedetection.io runs as `changedetection.py` (one process, its
-default fetch workers), its scheduler paused so checks run when a cycle is triggered.
+Lookout runs as `lookout dev` (the embedded default: the supervisor, web and worker from the
+Procfile, the worker sending the periodic ticks, with its default worker processes and threads),
+on the bench's own Postgres and Redis (DATABASE_URL / REDIS_URL set, which `lookout dev` honours
+instead of starting its own), and those two are counted as Lookout's: every process in the dev
+tree, the postmaster with its backends, redis-server. changedetection.io runs as
+`changedetection.py` (one process, its default fetch workers), its scheduler paused so checks run
+when a cycle is triggered.
 
 The pages are the realistic cases (bench/_realistic.py: real articles, real edits inside the
 article and noise outside it), each answered after --latency-ms. A warm-up cycle sees every page;
@@ -45,6 +46,7 @@ import _procs
 import _realistic
 import _storage
 
+from lookout import cli
 from lookout.settings import Settings
 
 DAY_S = 86_400
@@ -112,7 +114,6 @@ _ROLES = (
     ("/bin/sh -c", "shell"),
     ("lookout web", "web"),
     ("dramatiq", "worker"),
-    ("periodiq", "scheduler"),
     ("lookout scheduler", "scheduler"),
 )
 
@@ -125,10 +126,10 @@ def given(dev_pid: int, env: dict[str, str]) -> str:
             line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             label = next((name for mark, name in _ROLES if mark in line), "other")
             names[label] = names.get(label, 0) + 1
-    settings = Settings.from_env(env)
+    processes, threads = cli.worker_size(Settings.from_env(env))
     shown = ", ".join(f"{count} {name}" for name, count in sorted(names.items()))
-    return (f"{sum(names.values())} processes ({shown}); worker {settings.worker_processes} "
-            f"processes x {settings.worker_threads} threads")  # fmt: skip
+    return (f"{sum(names.values())} processes ({shown}); worker {processes} "
+            f"processes x {threads} threads")  # fmt: skip
 
 
 async def cycles(

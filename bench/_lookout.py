@@ -25,7 +25,7 @@ import asyncpg
 import redis
 import redis.asyncio as aioredis
 
-from lookout import broker, loops
+from lookout import broker, cli, loops
 from lookout.access import accounts
 from lookout.access.services import Services
 from lookout.actors import watches as watch_actors
@@ -306,7 +306,7 @@ def workers(env: dict[str, str], ready_s: float = 60) -> Iterator[subprocess.Pop
             stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
-            _wait_ready(process, log, Settings.from_env(env).worker_processes, ready_s)
+            _wait_ready(process, log, cli.worker_size(Settings.from_env(env))[0], ready_s)
             yield process
         finally:
             process.send_signal(signal.SIGTERM)

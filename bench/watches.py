@@ -38,6 +38,7 @@ import _out
 import _pages
 import services
 
+from lookout import cli
 from lookout.actors import watches as watch_actors
 from lookout.capabilities import extract
 
@@ -216,17 +217,17 @@ async def run(args: argparse.Namespace, dsn: str, redis_url: str, pages: _pages.
     look = _lookout.Lookout(dsn, redis_url)
     async with look.opened():
         await look.seed([pages.url(index) for index in range(args.watches)])
-        settings = look.settings
+        processes, threads = cli.worker_size(look.settings)
         _out.figure("machine", _out.machine())
-        _out.figure("lookout worker", f"{settings.worker_processes} processes x "
-                    f"{settings.worker_threads} threads, rule planner")  # fmt: skip
+        _out.figure("lookout worker", f"{processes} processes x "
+                    f"{threads} threads, rule planner")  # fmt: skip
         with _lookout.workers(look.env):
             dispatched = await dispatch_phase(look, args.watches)
             ok = bool(dispatched.total_s < DISPATCH_TARGET_S * args.watches / 10_000)
             first_rate, finished = await deep_queue(look, dispatched, args.window)
             second_rate, cycle, changed = await second_runs(look, pages, finished)
         urls = [pages.url(look.watches[watch]) for watch in finished]
-        bare = bare_rate(urls, settings.worker_processes, settings.worker_threads)
+        bare = bare_rate(urls, processes, threads)
         rates(bare, first_rate, second_rate, len(finished))
         _out.note(f"second runs, 10 % of pages changed: {detection(look, cycle, changed)}")
         ok &= await latency_phase(look, pages, args.turns)

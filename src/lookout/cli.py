@@ -47,20 +47,44 @@ def _bin(name: str) -> str:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     settings = _settings()
-    processes = str(args.processes or settings.worker_processes)
-    threads = str(args.threads or settings.worker_threads)
-    argv = [_bin("dramatiq"), "lookout.worker", "--processes", processes, "--threads", threads]
+    processes, threads = worker_size(settings)
+    processes, threads = args.processes or processes, args.threads or threads
+    argv = [_bin("dramatiq"), "lookout.worker", "--processes", str(processes)]
+    argv += ["--threads", str(threads)]
     multiproc.prepare(settings)  # the worker processes inherit the metrics directory
     # A backstop only: GracefulStop interrupts what still runs when the grace period ends.
     argv += ["--worker-shutdown-timeout", str(int((settings.shutdown_grace_s + 10) * 1000))]
     os.execv(argv[0], argv)
 
 
+THREADS_PER_CORE = 8
+
+
+def worker_size(settings: Settings, cores: int | None = None) -> tuple[int, int]:
+    """`lookout worker`'s processes and threads a process: the settings', or where 0, a process
+    per core and 8 messages in flight a core across them, at least 8 a process and at most its
+    database connections (a message past those would only wait for one). `cores`: this
+    machine's, unless given."""
+    cores = cores or machine_cores()
+    processes = settings.worker_processes or cores
+    threads = settings.worker_threads or min(
+        settings.db_pool_max, max(THREADS_PER_CORE, THREADS_PER_CORE * cores // processes)
+    )
+    return processes, threads
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container's or taskset's limit)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def cmd_scheduler(args: argparse.Namespace) -> int:
-    multiproc.prepare(_settings())  # fails here, naming a missing setting, not in periodiq
-    os.environ.setdefault("TZ", "UTC")
-    argv = [_bin("periodiq"), "lookout.worker", "lookout.scheduler"]
-    os.execv(argv[0], argv)
+    from lookout import scheduler
+
+    return scheduler.run(_settings())
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -76,6 +100,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from lookout import dev
 
     return dev.run(port=args.port)
+
+
+def cmd_dev_setup(args: argparse.Namespace) -> int:
+    from lookout import devsetup
+
+    print(asyncio.run(devsetup.prepare(_settings().database_url)), flush=True)
+    return 0
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -176,7 +207,7 @@ def parser() -> argparse.ArgumentParser:
     worker.add_argument("--processes", type=int)
     worker.add_argument("--threads", type=int)
     worker.set_defaults(func=cmd_worker)
-    scheduler = sub.add_parser("scheduler", help="run the periodiq scheduler (one per deployment)")
+    scheduler = sub.add_parser("scheduler", help="send the periodic ticks (one per deployment)")
     scheduler.set_defaults(func=cmd_scheduler)
     metrics = sub.add_parser("metrics", help="serve this machine's metrics (worker-only hosts)")
     metrics.add_argument("--port", type=int)
@@ -184,6 +215,8 @@ def parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="run everything on this machine with private Postgres/Redis")
     dev.add_argument("--port", type=int)
     dev.set_defaults(func=cmd_dev)
+    setup = sub.add_parser("dev-setup", help="what `lookout dev` runs first: migrate, demo account")
+    setup.set_defaults(func=cmd_dev_setup)
     route = sub.add_parser("route", help="print how the intent router reads a message")
     route.add_argument("text", nargs="*")
     route.set_defaults(func=cmd_route)

@@ -1,9 +1,15 @@
-"""`lookout dev`: the whole service on one machine, on embedded defaults, until Ctrl-C."""
+"""`lookout dev`: the whole service on one machine, on embedded defaults, until Ctrl-C.
+
+This process stays up all along, so it loads little: the embedded Postgres and Redis
+(lookout.devservices) and honcho's runner. The database work runs in a child (`lookout
+dev-setup`, lookout.devsetup); the periodic ticks run in the worker process (lookout.ticks), so
+`lookout dev` runs web and worker, not the Procfile's scheduler process (kept for deploys).
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import json
 import os
 import secrets
 import signal
@@ -12,17 +18,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from lookout import devservices
-from lookout.access import accounts
-from lookout.db import migrate, pool, repo
-from lookout.ops import shutdown
-from lookout.settings import Settings
+from lookout import devservices, settings
 
-DEMO_EMAIL = "demo@lookout.local"
-DEMO_CREDITS = 1000
 KILL_MARGIN_S = 5.0
-# One worker process (8 threads) runs a machine's turns for `lookout dev`: each more one holds
-# ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES chooses more.
+# One worker process (its threads sized to the machine) runs a machine's turns for `lookout dev`:
+# each more one holds ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES
+# chooses more.
 DEV_WORKER_PROCESSES = "1"
 LOCAL_HOST = "127.0.0.1"
 
@@ -60,18 +61,14 @@ def _backing_services(root: Path) -> Iterator[dict[str, str]]:
         yield env
 
 
-async def _seed(dsn: str) -> tuple[str, str] | None:
-    """Create the demo account once; return its password and API key the first time only."""
-    async with pool.pool_context(dsn, max_size=2) as db:
-        if await repo.get_user_by_email(db, email=DEMO_EMAIL):
-            return None
-        password = secrets.token_urlsafe(12)
-        user = await accounts.create_user(db, email=DEMO_EMAIL, password=password)
-        workspace = await accounts.create_workspace(
-            db, name="Demo", owner_id=user.id, credits=DEMO_CREDITS
-        )
-        key = await accounts.create_key(db, workspace_id=workspace.id, name="demo")
-        return password, key.text
+def _setup(env: Mapping[str, str]) -> dict[str, str] | None:
+    """Migrate and create the demo account, in a child; None if it failed (it said why)."""
+    command = [os.path.join(os.path.dirname(sys.executable), "lookout"), "dev-setup"]
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=False)
+    if done.returncode:
+        return None
+    found: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 def _procfile() -> Path:
@@ -91,14 +88,16 @@ def run(port: int | None = None) -> int:
             os.environ.get("LOOKOUT_WORKER_PROCESSES") or DEV_WORKER_PROCESSES
         )
         env.setdefault("TZ", "UTC")
-        dsn = env.get("DATABASE_URL") or os.environ["DATABASE_URL"]
-        asyncio.run(migrate.migrate(dsn))
-        demo = asyncio.run(_seed(dsn))
+        env["LOOKOUT_WORKER_SCHEDULER"] = "1"  # the worker sends the ticks: no scheduler
+        full = {**os.environ, **env}
+        demo = _setup(full)
+        if demo is None:
+            return 2
         _announce(env["LOOKOUT_HOST"], env["PORT"], demo)
-        return _supervise({**os.environ, **env})
+        return _supervise(full)
 
 
-def _announce(host: str, port: str, demo: tuple[str, str] | None) -> None:
+def _announce(host: str, port: str, demo: Mapping[str, str]) -> None:
     url = f"http://{LOCAL_HOST if host in ('0.0.0.0', '::') else host}:{port}/"
     if host == LOCAL_HOST:
         reach = "this machine only; LOOKOUT_HOST=0.0.0.0 opens it to the network"
@@ -106,9 +105,8 @@ def _announce(host: str, port: str, demo: tuple[str, str] | None) -> None:
         reach = f"listening on {host} (LOOKOUT_HOST): open to the network"
     print(f"\nLookout is starting on {url} ({reach})", flush=True)
     if demo:
-        password, key = demo
-        print(f"Demo login (shown once): {DEMO_EMAIL} / {password}")
-        print(f"Demo API key (shown once): {key}\n", flush=True)
+        print(f"Demo login (shown once): {demo['email']} / {demo['password']}")
+        print(f"Demo API key (shown once): {demo['key']}\n", flush=True)
 
 
 def dev_defaults(port: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -153,7 +151,7 @@ def honcho_command(procfile: Path, kill_wait_s: float, *names: str) -> list[str]
 
 
 def _supervise(env: dict[str, str]) -> int:
-    """Run web + worker + scheduler from the Procfile with honcho until Ctrl-C.
+    """Run web + worker (it sends the ticks) from the Procfile with honcho until Ctrl-C.
 
     After Ctrl-C a process with work in flight finishes it (or hands it back) within the
     shutdown grace period plus the wait for cut-off turns; honcho waits that long before it
@@ -162,8 +160,9 @@ def _supervise(env: dict[str, str]) -> int:
     """
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    kill_wait = Settings.from_env(env).shutdown_grace_s + shutdown.CANCEL_WAIT_S + KILL_MARGIN_S
-    command = honcho_command(_procfile(), kill_wait, "web", "worker", "scheduler")
+    grace = settings.Settings.from_env(env).shutdown_grace_s
+    kill_wait = grace + settings.SHUTDOWN_CANCEL_WAIT_S + KILL_MARGIN_S
+    command = honcho_command(_procfile(), kill_wait, "web", "worker")
     child = subprocess.Popen(command, env=env)
 
     def forward(signum: int, frame: object) -> None:

@@ -26,7 +26,7 @@ def send(actor_name: str, *args: Any, delay_ms: int | None = None) -> None:
 
 def send_many(actor_name: str, args_list: Iterable[Sequence[Any]]) -> None:
     """Enqueue a message for each argument tuple, many a round trip where the broker can
-    (lookout.broker.Broker.enqueue_many), else one `enqueue` each."""
+    (lookout.redis_broker.Broker.enqueue_many), else one `enqueue` each."""
     broker = dramatiq.get_broker()
     actor = broker.get_actor(actor_name)
     messages = [actor.message(*args) for args in args_list]

@@ -33,6 +33,11 @@ def _field(env: str, default: Any = dataclasses.MISSING, *, secret: bool = False
     return dataclasses.field(default=default, metadata=metadata)
 
 
+# After the shutdown grace period, how long cut-off turns have to write their "interrupted"
+# answer (lookout.ops.shutdown); `lookout dev` waits for both before it kills a process.
+SHUTDOWN_CANCEL_WAIT_S = 5.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """Every setting Lookout reads; see `.env.example` for what each one does."""
@@ -90,8 +95,12 @@ class Settings:
     openai_api_key: str = _field("OPENAI_API_KEY", "", secret=True)
     db_pool_min: int = _field("LOOKOUT_DB_POOL_MIN", 1)
     db_pool_max: int = _field("LOOKOUT_DB_POOL_MAX", 10)
-    worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 2)
-    worker_threads: int = _field("LOOKOUT_WORKER_THREADS", 8)
+    # 0: sized to the machine (lookout.cli.worker_size): a process per core, and threads for
+    # 8 messages a core across them, at most a process's database connections.
+    worker_processes: int = _field("LOOKOUT_WORKER_PROCESSES", 0)
+    worker_threads: int = _field("LOOKOUT_WORKER_THREADS", 0)
+    # The first `lookout worker` process also sends the periodic ticks (`lookout dev` sets it).
+    worker_scheduler: bool = _field("LOOKOUT_WORKER_SCHEDULER", False)
     event_loop: str = _field("LOOKOUT_EVENT_LOOP", "uvloop")
     log_format: str = _field("LOOKOUT_LOG_FORMAT", "text")
     log_level: str = _field("LOOKOUT_LOG_LEVEL", "INFO")

@@ -11,7 +11,7 @@ import dramatiq
 import pytest
 import redis
 
-from lookout import broker, logs, wakeup
+from lookout import broker, logs, redis_broker, wakeup
 from lookout.actors import watches as watch_actors
 from lookout.settings import Settings
 from tests.integration import workers
@@ -27,7 +27,7 @@ def _queued(client: redis.Redis) -> list[dramatiq.Message[Any]]:
 def test_a_batch_enqueues_each_run_as_send_does(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(broker, "ENQUEUE_BATCH", 2)  # 5 runs: batches of 2, 2 and 1
+    monkeypatch.setattr(redis_broker, "ENQUEUE_BATCH", 2)  # 5 runs: batches of 2, 2 and 1
     broker.setup(settings)
     run_ids = [uuid.uuid4() for _ in range(5)]
 

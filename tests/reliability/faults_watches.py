@@ -49,7 +49,7 @@ async def make_due(db: asyncpg.Pool, automation_ids: list[uuid.UUID]) -> None:
 
 
 async def tick(settings: Settings) -> None:
-    """What periodiq sends every minute: one dispatch_due_watches message (dispatch + sweep)."""
+    """What the scheduler sends every minute: a dispatch_due_watches message (dispatch + sweep)."""
     actor = broker.setup(settings).get_actor("dispatch_due_watches")
     await asyncio.to_thread(actor.send)
 

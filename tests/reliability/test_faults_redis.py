@@ -3,8 +3,8 @@ the scheduler survives a tick that finds Redis down, dispatch resumes, no run ru
 
 Real web, worker and scheduler processes; the test's own redis-server is stopped with SIGTERM
 (so it saves) and started again on the same port. The scheduler is started while Redis is down:
-periodiq ticks once at start-up, so its tick surely meets the outage (the same code path as the
-minute tick, without waiting for a minute boundary).
+it ticks once at start-up (lookout.ticks), so its tick surely meets the outage (the same code
+path as the minute tick, without waiting for a minute boundary).
 """
 
 from __future__ import annotations

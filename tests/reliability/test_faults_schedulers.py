@@ -3,7 +3,7 @@
 What runs, exactly:
 1. Real processes: a worker on the `dispatch` queue only (2 processes x 2 threads; the 500 x N
    chat turns are left queued, their enqueued messages are counted instead) and, for each of
-   5 rounds, TWO `lookout scheduler` processes started together. periodiq ticks once at
+   5 rounds, TWO `lookout scheduler` processes started together. The scheduler ticks once at
    start-up, so each round is one tick sent twice, as two schedulers do every minute; between
    rounds the 500 watches are made due again (at a new time, so each round is a new fire).
    A round that spans a minute boundary also sees that minute's tick from both schedulers: the
@@ -120,7 +120,7 @@ def _minute(at: dt.datetime) -> dt.datetime:
 
 
 def _tick_times(proc: faults_stack.Proc) -> list[dt.datetime]:
-    """When each of the process's dispatch ticks was scheduled for, from periodiq's log line
+    """When each of the process's dispatch ticks was scheduled for, from the scheduler's log line
     ("Scheduling <actor> at <time>.")."""
     return [
         dt.datetime.fromisoformat(line.rsplit(" at ", 1)[1].rstrip("."))
@@ -197,7 +197,7 @@ async def real_schedulers(stack: FaultStack, redis: aioredis.Redis) -> dict[str,
         "schedulers": 2,
         "ticks_sent": sum(map(len, ticks)),
         # a scheduler's ticks after its start-up one: one a minute at most, in later minutes
-        # (periodiq stamps a tick it handles late a second or so past the minute)
+        # (the scheduler stamps a tick it sends late a second or so past the minute)
         "minute_ticks": sum(
             len({_minute(at) for at in later} - {_minute(first)}) for first, *later in ticks
         ),

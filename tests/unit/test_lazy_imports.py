@@ -31,7 +31,7 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_the_worker_and_the_scheduler_import_no_llm_or_mcp_client() -> None:
-    # periodiq and dramatiq load these two modules (lookout.cli cmd_worker / cmd_scheduler)
+    # dramatiq loads lookout.worker, `lookout scheduler` lookout.scheduler (lookout.cli)
     assert _loaded_after("import lookout.worker, lookout.scheduler") == []
 
 

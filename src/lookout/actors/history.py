@@ -6,17 +6,15 @@ from __future__ import annotations
 import logging
 
 import dramatiq
-from periodiq import cron
 
-from lookout.actors import runtime
+from lookout import periodic
+from lookout.actors import runtime, ticked
 from lookout.watches import history
 
 logger = logging.getLogger(__name__)
 
 
-@dramatiq.actor(
-    queue_name="dispatch", max_retries=0, time_limit=120_000, periodic=cron("17 * * * *")
-)
+@dramatiq.actor(max_retries=0, time_limit=120_000, **ticked.options(periodic.PRUNE_HISTORY))
 async def prune_history() -> None:
     """Every hour: prune checks past retention (the history says so) and orphaned contents."""
     state = runtime.current()

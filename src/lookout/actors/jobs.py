@@ -6,10 +6,10 @@ import logging
 import uuid
 
 import dramatiq
-from periodiq import cron
 
+from lookout import periodic
 from lookout.access import credits, job_runner
-from lookout.actors import runtime
+from lookout.actors import runtime, ticked
 from lookout.chat import notices
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ async def run_job(job_id: str) -> None:
     await notices.post_job_result(services, uuid.UUID(job_id))
 
 
-@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("* * * * *"))
+@dramatiq.actor(max_retries=0, time_limit=60_000, **ticked.options(periodic.RECOVER_JOBS))
 async def recover_jobs() -> None:
     """Re-enqueue jobs a dead worker left behind; refund reservations nothing closed."""
     state = runtime.current()

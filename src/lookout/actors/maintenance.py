@@ -7,10 +7,9 @@ import logging
 import uuid
 
 import dramatiq
-from periodiq import cron
 
-from lookout import redis_keys
-from lookout.actors import runtime
+from lookout import periodic, redis_keys
+from lookout.actors import runtime, ticked
 from lookout.agent import pruning
 from lookout.db import oauth as oauth_db
 from lookout.db import repo
@@ -35,9 +34,7 @@ async def probe(probe_id: str) -> None:
     await state.redis.set(probe_key(probe_id), json.dumps(outcome), ex=PROBE_TTL_S)
 
 
-@dramatiq.actor(
-    queue_name="dispatch", max_retries=0, time_limit=60_000, periodic=cron("*/10 * * * *")
-)
+@dramatiq.actor(max_retries=0, time_limit=60_000, **ticked.options(periodic.SWEEP_EXPIRED))
 async def sweep_expired() -> None:
     """Every ten minutes: forget expired sessions, idempotency records, finished jobs, dead
     OAuth codes and tokens, and OAuth clients nobody uses."""
@@ -48,7 +45,7 @@ async def sweep_expired() -> None:
     logger.info("swept expired rows: %s", counts)
 
 
-@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
+@dramatiq.actor(max_retries=0, time_limit=55_000, **ticked.options(periodic.PRUNE_CHECKPOINTS))
 async def prune_checkpoints() -> None:
     """Every minute: keep only the latest checkpoint of every chat that has more than one."""
     state = runtime.current()

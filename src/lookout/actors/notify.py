@@ -7,10 +7,9 @@ import asyncio
 import uuid
 
 import dramatiq
-from periodiq import cron
 
-from lookout import queue
-from lookout.actors import runtime
+from lookout import periodic, queue
+from lookout.actors import runtime, ticked
 from lookout.notify import deliveries
 
 # One try: a webhook answers within 10 s, an Apprise call is abandoned after 30 s.
@@ -30,7 +29,7 @@ async def deliver(delivery_id: str) -> None:
         )
 
 
-@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
+@dramatiq.actor(max_retries=0, time_limit=55_000, **ticked.options(periodic.RECOVER_DELIVERIES))
 async def recover_deliveries() -> None:
     """Every minute: send again the deliveries a lost message or a dead worker left behind."""
     await asyncio.to_thread(send_all, await deliveries.lost(runtime.current().db))

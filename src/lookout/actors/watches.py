@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 
 import dramatiq
-from periodiq import cron
 
-from lookout import queue
-from lookout.actors import runtime
+from lookout import periodic, queue
+from lookout.actors import runtime, ticked
 from lookout.watches import dispatch, runner
 
 TURN_TIME_LIMIT_MS = 15 * 60 * 1000
@@ -26,7 +25,7 @@ async def chat_message(run_id: str) -> None:
     await runner.execute(state.services, state.graph, uuid.UUID(run_id))
 
 
-@dramatiq.actor(queue_name="dispatch", max_retries=0, time_limit=55_000, periodic=cron("* * * * *"))
+@dramatiq.actor(max_retries=0, time_limit=55_000, **ticked.options(periodic.DISPATCH_DUE_WATCHES))
 async def dispatch_due_watches() -> None:
     """Every minute: record a run per due watch and enqueue it."""
     # Sending is a blocking Redis call: dispatch runs it off the event loop turns share.
@@ -34,5 +33,5 @@ async def dispatch_due_watches() -> None:
 
 
 def send_all(run_ids: list[uuid.UUID]) -> None:
-    """Enqueue a scheduled turn a run, many a round trip (broker.Broker.enqueue_many)."""
+    """Enqueue a scheduled turn a run, many a round trip (redis_broker.Broker.enqueue_many)."""
     queue.send_many(queue.CHAT_MESSAGE, [(str(run_id),) for run_id in run_ids])

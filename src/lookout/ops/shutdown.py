@@ -24,13 +24,13 @@ from aiohttp_sse import EventSourceResponse
 from dramatiq.middleware.shutdown import Shutdown
 from dramatiq.middleware.threading import raise_thread_exception
 
-from lookout import appkeys
+from lookout import appkeys, settings
 from lookout.ops import metrics
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-CANCEL_WAIT_S = 5.0  # for cut-off turns to write their "interrupted" answer
+CANCEL_WAIT_S = settings.SHUTDOWN_CANCEL_WAIT_S  # for cut-off turns to answer "interrupted"
 REPEATED_STOP_S = 5.0  # a stop signal again within this is the same stop, heard twice
 
 

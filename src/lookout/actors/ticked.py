@@ -1,0 +1,19 @@
+"""The Dramatiq options of a periodic actor, from its entry in lookout.periodic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import periodiq
+
+from lookout import periodic
+
+
+def options(entry: periodic.Periodic) -> dict[str, Any]:
+    """Its name and queue, and periodiq's `periodic` option: the workers' PeriodiqMiddleware
+    drops a tick older than its skip delay (lookout.broker)."""
+    return {
+        "actor_name": entry.actor_name,
+        "queue_name": entry.queue_name,
+        "periodic": periodiq.cron(entry.cron),
+    }
