@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from aiohttp import web
+
 from lookout import appkeys, errors, middleware
 from lookout.access import auth, oauth_tokens
 from lookout.access.principals import Principal
