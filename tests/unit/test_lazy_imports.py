@@ -10,8 +10,10 @@ import sys
 
 LLM_AND_MCP = ("openai", "langchain_openai", "mcp")
 # Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
-# brings rdflib, mf2py, html5lib).
-AT_FIRST_USE = ("mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib")
+# brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown).
+AT_FIRST_USE = (
+    "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
+)  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
     "REDIS_URL": "redis://127.0.0.1:1/0",
@@ -62,14 +64,20 @@ def test_the_web_process_loads_no_llm_mcp_or_structured_data_library_at_start() 
     assert _loaded_after(WEB, LLM_AND_MCP + AT_FIRST_USE) == []
 
 
-def test_an_mcp_request_and_a_structured_read_load_their_libraries() -> None:
-    # The check above can fail: the MCP door's parse loads mcp; a structured read loads extruct
+def test_the_first_use_of_each_loads_its_library() -> None:
+    # The check above can fail: the MCP door's parse loads mcp, a structured read extruct, a feed
+    # feedgen, a page converted to markdown html_to_markdown
     code = (
         f"{WEB}\n"
+        "import datetime, uuid\n"
         "from lookout.mcp import server\n"
-        "from lookout.capabilities import structured\n"
+        "from lookout.capabilities import extract, structured\n"
+        "from lookout.watches import atom\n"
         'server.parse(b\'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\')\n'
-        "structured.read('<html><head><title>t</title></head></html>', 'http://127.0.0.1/')"
+        "structured.read('<html><head><title>t</title></head></html>', 'http://127.0.0.1/')\n"
+        "feed = atom.Feed(uuid.uuid4(), 'f', 's', None, None, [])\n"
+        "atom.document(feed, now=datetime.datetime.now(datetime.UTC))\n"
+        "page = b'<html><body><article><h1>Title</h1><p>' + b'word ' * 200 + b'</p></article>'\n"
+        "assert extract.extract(page, url='http://127.0.0.1/', formats=('markdown',)).markdown"
     )
-    loaded = _loaded_after(code, AT_FIRST_USE)
-    assert loaded == ["mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib"]
+    assert _loaded_after(code, AT_FIRST_USE) == list(AT_FIRST_USE)
