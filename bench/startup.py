@@ -67,10 +67,12 @@ def _imports(runs: int) -> None:
 
 
 def _role(label: str) -> str:
-    if "lookout web" in label:
-        return "web"
+    """What a process is, from its label: "<pid> <command line>"."""
+    label = label.partition(" ")[2]
     if label.startswith("sh "):
         return "shell"
+    if "lookout web" in label:
+        return "web"
     if "dramatiq" in label and "lookout.worker" in label:
         return "worker"
     if "periodiq" in label or "lookout scheduler" in label:
