@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from typing import TYPE_CHECKING
 
 import aiohttp
 import asyncpg
 import redis.asyncio as aioredis
 from aiohttp import web
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout.access import keys, principals
 from lookout.access.services import Services
-from lookout.agent import graph
 from lookout.chat import hub
 from lookout.settings import Settings
+
+if TYPE_CHECKING:  # the key names its type; a process reading SETTINGS (`lookout dev`'s
+    # supervisor through ops.shutdown) does not load LangGraph and LangSmith (~1.5 s, ~50 MiB)
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from lookout.agent import graph
 
 SETTINGS = web.AppKey("settings", Settings)
 DB = web.AppKey("db", asyncpg.Pool)
@@ -27,7 +32,7 @@ STARTED = web.RequestKey("started", float)
 VERB = web.RequestKey("verb", str)  # the verb a /v1 route runs: its errors' meta.verb
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
 KEY_CACHE = web.AppKey("key_cache", keys.KeyCache[principals.Principal])
-SAVER = web.AppKey("saver", AsyncPostgresSaver)
+SAVER: web.AppKey[AsyncPostgresSaver] = web.AppKey("saver")
 HUB = web.AppKey("hub", hub.Hub)
 GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")
 # Turns run as tasks independent of their HTTP request; shutdown waits for them.

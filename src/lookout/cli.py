@@ -28,9 +28,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_web(args: argparse.Namespace) -> int:
+    from lookout import loops
+
+    loops.hold_collector()  # until the app is open (create_app's freeze_heap)
     from aiohttp import web
 
-    from lookout import app, loops
+    from lookout import app
 
     settings = _settings()
     multiproc.prepare(settings)  # before prometheus_client is imported

@@ -1,4 +1,5 @@
-"""The rule-planner worker and the scheduler never load the LLM and MCP client libraries."""
+"""The rule-planner processes (web, worker, scheduler) never load the LLM and MCP client libraries,
+nor the readers only some calls need (extruct and its RDF/microformat stack)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ import subprocess
 import sys
 
 LLM_AND_MCP = ("openai", "langchain_openai", "mcp")
+# Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
+# brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown).
+AT_FIRST_USE = (
+    "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
+)  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
     "REDIS_URL": "redis://127.0.0.1:1/0",
@@ -16,9 +22,9 @@ ENV = {
 }
 
 
-def _loaded_after(code: str) -> list[str]:
-    """Which of LLM_AND_MCP a fresh interpreter holds after running `code`."""
-    shown = f"print(json.dumps([m for m in {LLM_AND_MCP!r} if m in sys.modules]))"
+def _loaded_after(code: str, names: tuple[str, ...] = LLM_AND_MCP) -> list[str]:
+    """Which of `names` a fresh interpreter holds after running `code`."""
+    shown = f"print(json.dumps([m for m in {names!r} if m in sys.modules]))"
     probe = f"{code}\nimport sys, json\n{shown}"
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("LOOKOUT_LLM", "OPENAI"))}
     done = subprocess.run(
@@ -44,3 +50,34 @@ def test_a_model_used_loads_the_llm_client() -> None:
         "planner_llm.chat_model(Settings.from_env(), httpx.AsyncClient())"
     )
     assert _loaded_after(code) == ["openai", "langchain_openai"]
+
+
+# The web process as `lookout web` builds it (cli.cmd_web), its routes and the graph included.
+WEB = (
+    "from lookout import app\n"
+    "from lookout.settings import Settings\n"
+    "app.create_app(Settings.from_env())"
+)
+
+
+def test_the_web_process_loads_no_llm_mcp_or_structured_data_library_at_start() -> None:
+    assert _loaded_after(WEB, LLM_AND_MCP + AT_FIRST_USE) == []
+
+
+def test_the_first_use_of_each_loads_its_library() -> None:
+    # The check above can fail: the MCP door's parse loads mcp, a structured read extruct, a feed
+    # feedgen, a page converted to markdown html_to_markdown
+    code = (
+        f"{WEB}\n"
+        "import datetime, uuid\n"
+        "from lookout.mcp import server\n"
+        "from lookout.capabilities import extract, structured\n"
+        "from lookout.watches import atom\n"
+        'server.parse(b\'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\')\n'
+        "structured.read('<html><head><title>t</title></head></html>', 'http://127.0.0.1/')\n"
+        "feed = atom.Feed(uuid.uuid4(), 'f', 's', None, None, [])\n"
+        "atom.document(feed, now=datetime.datetime.now(datetime.UTC))\n"
+        "page = b'<html><body><article><h1>Title</h1><p>' + b'word ' * 200 + b'</p></article>'\n"
+        "assert extract.extract(page, url='http://127.0.0.1/', formats=('markdown',)).markdown"
+    )
+    assert _loaded_after(code, AT_FIRST_USE) == list(AT_FIRST_USE)

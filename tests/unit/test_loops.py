@@ -64,3 +64,22 @@ def test_a_frozen_heap_is_out_of_the_collectors_reach_and_new_objects_are_not() 
         assert gc.collect() >= 1
     finally:
         gc.unfreeze()
+
+
+def test_a_held_collector_collects_nothing_until_the_heap_is_frozen() -> None:
+    assert gc.isenabled()
+    try:
+        loops.hold_collector()
+        cycles = []
+        for _ in range(3 * gc.get_threshold()[0]):  # past the threshold of a young collection
+            cycle: list[object] = []
+            cycle.append(cycle)
+            cycles.append(cycle)
+        del cycles, cycle
+        assert gc.get_count()[0] >= 3 * gc.get_threshold()[0]  # no collection ran
+        loops.freeze_heap()
+        assert gc.isenabled()  # it runs again once the process is open
+        assert gc.get_count()[0] < gc.get_threshold()[0]
+    finally:
+        gc.enable()
+        gc.unfreeze()

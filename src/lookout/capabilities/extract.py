@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Collection
 from typing import Any
 
-import html_to_markdown
 from selectolax.lexbor import LexborHTMLParser
 
 from lookout.capabilities import charsets, content, links, metadata, structured
@@ -133,6 +132,10 @@ def _markdown(html: str, base: str) -> str:
 
 
 def _convert(html: str, base: str, output: str) -> str:
+    # Loaded at the first page converted (in a reader process, or where a page is read inline),
+    # not in every web and worker process (~8 MiB RSS; ~30 ms the first time).
+    import html_to_markdown
+
     options = html_to_markdown.ConversionOptions(
         output_format=output,
         base_url=base,

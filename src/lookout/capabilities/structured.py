@@ -15,7 +15,6 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import extruct
 from price_parser import Price
 
 logger = logging.getLogger(__name__)
@@ -52,6 +51,10 @@ _SYMBOLS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "₹": "INR", "k
 
 def read(html: str, url: str) -> dict[str, Any] | None:
     """{name, price, currency, availability, source} of the page's product, or None."""
+    # extruct (with rdflib, bs4, html5lib, mf2py: ~0.3 s, ~15 MiB) loads at the first read, not
+    # in every process that imports the verbs.
+    import extruct
+
     try:
         found = extruct.extract(
             html[:MAX_HTML],

@@ -9,17 +9,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as mcp_types
 import pydantic
-from mcp.types import jsonrpc, methods
 
 import lookout
 from lookout import jsonin, textsafe
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import calls, scopes, tools
+
+if TYPE_CHECKING:  # mcp loads at the first MCP request, not in every web process (~0.7 s, ~25 MiB)
+    import mcp.types as mcp_types
+    from mcp.types import jsonrpc
+
+# The JSON-RPC 2.0 error codes (the spec's; mcp.types.jsonrpc names the same numbers).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 SUPPORTED_VERSIONS = ("2025-06-18", "2025-11-25")
 # A request without MCP-Protocol-Version follows the rules of the version before the header.
@@ -40,6 +49,8 @@ class RpcError(Exception):
         self.code, self.message, self.http_status, self.data = code, message, http_status, data
 
     def body(self, request_id: jsonrpc.RequestId | None) -> dict[str, Any]:
+        from mcp.types import jsonrpc
+
         error = jsonrpc.ErrorData(code=self.code, message=self.message, data=self.data)
         reply = jsonrpc.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         return reply.model_dump(mode="json", exclude_none=True) | {"id": request_id}
@@ -57,29 +68,33 @@ class Context:
 
 def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
     """One JSON-RPC message, or RpcError (-32700 not JSON, -32600 not a message, or a batch)."""
+    from mcp.types import jsonrpc
+
     try:
         data = jsonin.loads(raw)
     except jsonin.NotJson as exc:
         message = f"Parse error: the body is not JSON. {exc.message}"
-        raise RpcError(jsonrpc.PARSE_ERROR, message, http_status=400) from None
+        raise RpcError(PARSE_ERROR, message, http_status=400) from None
     if isinstance(data, list):
         message = "Invalid Request: batches are not supported; send one message per POST."
-        raise RpcError(jsonrpc.INVALID_REQUEST, message, http_status=400)
+        raise RpcError(INVALID_REQUEST, message, http_status=400)
     if textsafe.unstorable(data) is not None:
         message = f"Invalid params: {textsafe.MESSAGE}"
-        raise RpcError(jsonrpc.INVALID_PARAMS, message, http_status=400)
+        raise RpcError(INVALID_PARAMS, message, http_status=400)
     parsed: jsonrpc.JSONRPCMessage | None = None
     with contextlib.suppress(pydantic.ValidationError):
         parsed = jsonrpc.jsonrpc_message_adapter.validate_python(data, by_name=False)
     # A request whose id is not a string or an integer would otherwise pass as a notification.
     if parsed is None or (isinstance(parsed, jsonrpc.JSONRPCNotification) and "id" in data):
         message = "Invalid Request: expected a JSON-RPC 2.0 request, notification or response."
-        raise RpcError(jsonrpc.INVALID_REQUEST, message, http_status=400)
+        raise RpcError(INVALID_REQUEST, message, http_status=400)
     return parsed
 
 
 async def answer(request: jsonrpc.JSONRPCRequest, ctx: Context) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON-RPC response body) for one request."""
+    from mcp.types import jsonrpc
+
     try:
         result = await _dispatch(request.method, request.params, ctx)
     except RpcError as exc:
@@ -89,17 +104,19 @@ async def answer(request: jsonrpc.JSONRPCRequest, ctx: Context) -> tuple[int, di
 
 
 async def _dispatch(method: str, params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+    from mcp.types import methods
+
     handler = _HANDLERS.get(method)
     if handler is None:
         # server/discover lands here too: newer clients then fall back to initialize.
-        raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
     version = _negotiate(params) if method == "initialize" else ctx.version
     try:
         request = methods.parse_client_request(method, ctx.version, params)
     except KeyError:
-        raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}") from None
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}") from None
     except pydantic.ValidationError as exc:
-        raise RpcError(jsonrpc.INVALID_PARAMS, _params_problem(method, exc)) from None
+        raise RpcError(INVALID_PARAMS, _params_problem(method, exc)) from None
     result = await handler(request, ctx)
     dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     return methods.serialize_server_result(method, version, dumped)
@@ -118,6 +135,8 @@ def _params_problem(method: str, exc: pydantic.ValidationError) -> str:
 
 
 async def _initialize(request: Any, ctx: Context) -> mcp_types.Result:
+    import mcp.types as mcp_types
+
     return mcp_types.InitializeResult(
         protocol_version=_negotiate({"protocolVersion": request.params.protocol_version}),
         capabilities=mcp_types.ServerCapabilities(
@@ -131,17 +150,21 @@ async def _initialize(request: Any, ctx: Context) -> mcp_types.Result:
 
 
 async def _ping(request: Any, ctx: Context) -> mcp_types.Result:
+    import mcp.types as mcp_types
+
     return mcp_types.EmptyResult()
 
 
 async def _list_tools(request: Any, ctx: Context) -> mcp_types.Result:
+    import mcp.types as mcp_types
+
     cursor = request.params.cursor if request.params else None
     try:
         size = ctx.services.settings.mcp_page_size
         found, next_cursor = tools.page(cursor, size, lambda name: scopes.allows(ctx.scopes, name))
     except tools.BadCursor:
         message = "Invalid params: this cursor did not come from tools/list; start without one."
-        raise RpcError(jsonrpc.INVALID_PARAMS, message) from None
+        raise RpcError(INVALID_PARAMS, message) from None
     return mcp_types.ListToolsResult(tools=found, next_cursor=next_cursor)
 
 
@@ -155,10 +178,10 @@ async def _call_tool(request: Any, ctx: Context) -> mcp_types.Result:
         )
     except calls.UnknownTool:
         message = f"Invalid params: there is no tool named {params.name!r}; tools/list names them."
-        raise RpcError(jsonrpc.INVALID_PARAMS, message) from None
+        raise RpcError(INVALID_PARAMS, message) from None
 
 
-Handler = Callable[[Any, Context], Awaitable[mcp_types.Result]]
+Handler = Callable[[Any, Context], Awaitable["mcp_types.Result"]]
 _HANDLERS: dict[str, Handler] = {
     "initialize": _initialize,
     "ping": _ping,

@@ -11,7 +11,6 @@ import logging
 from typing import Any
 
 from aiohttp import web
-from mcp.types import jsonrpc
 
 from lookout import appkeys, errors, middleware
 from lookout.access import auth, oauth_tokens
@@ -42,15 +41,17 @@ async def handle(request: web.Request) -> web.StreamResponse:
             raise Refused(405, "This MCP endpoint only accepts POST (no SSE stream).", allow)
         return await _post(request)
     except Refused as exc:
-        body = server.RpcError(jsonrpc.INVALID_REQUEST, exc.message).body(None)
+        body = server.RpcError(server.INVALID_REQUEST, exc.message).body(None)
         return web.json_response(body, status=exc.status, headers=exc.headers)
     except errors.LookoutError as exc:
         # The database or Redis failed while checking the key: say so, at its status.
-        body = server.RpcError(jsonrpc.INTERNAL_ERROR, exc.message).body(None)
+        body = server.RpcError(server.INTERNAL_ERROR, exc.message).body(None)
         return web.json_response(body, status=exc.status)
 
 
 async def _post(request: web.Request) -> web.StreamResponse:
+    from mcp.types import jsonrpc  # mcp loads at the first MCP request, not at start
+
     _check_origin(request)
     principal, scopes = await _authenticate(request)
     version = _protocol_version(request)

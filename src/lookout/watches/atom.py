@@ -11,8 +11,6 @@ import dataclasses
 import datetime as dt
 import uuid
 
-from feedgen.feed import FeedGenerator
-
 CONTENT_TYPE = "application/atom+xml"
 MAX_TEXT = 4000
 
@@ -38,6 +36,8 @@ class Feed:
 
 def document(feed: Feed, *, now: dt.datetime) -> bytes:
     """The feed as Atom 1.0 XML, newest entry first."""
+    from feedgen.feed import FeedGenerator  # loaded when a feed is read, not at every start
+
     generator = FeedGenerator()
     generator.id(f"urn:uuid:{feed.id}")
     generator.title(feed.title)
