@@ -15,6 +15,7 @@ from marshmallow import fields, validate
 from lookout import app
 from lookout.capabilities import registry
 from lookout.db import repo
+from lookout.routes import openapi
 from lookout.schema import strict
 from lookout.settings import Settings
 from tests.integration import fake_openai as fake
@@ -60,12 +61,16 @@ ECHO = registry.Verb(
 
 @pytest.fixture
 def registered() -> Iterator[registry.Verb]:
-    """test.echo registered for this test only (the doors are built after this runs)."""
+    """test.echo registered for this test only (the doors are built after this runs). The
+    OpenAPI document is built once per process from the verbs registered at import: forgotten
+    around the test so that it is built with test.echo, and without it afterwards."""
     verb = registry.register(ECHO)
+    openapi.document.cache_clear()
     try:
         yield verb
     finally:
         registry.REGISTRY.pop(verb.name, None)
+        openapi.document.cache_clear()
 
 
 @pytest.fixture
