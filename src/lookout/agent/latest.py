@@ -11,6 +11,7 @@ from typing import Any
 
 from lookout.agent import answers, passages, tools
 from lookout.agent.context import TurnContext
+from lookout.capabilities import registry
 
 READ = 3  # pages read and summarized
 DISCOVER_LIMIT = 100
@@ -57,18 +58,18 @@ def listed(page: dict[str, Any], start: str) -> list[str]:
 
 async def read(url: str, ctx: TurnContext) -> str:
     """Discover → (the listing, when the sitemap has no dates) → read the newest few."""
-    found = await tools.call(ctx, "web.discover", {"url": url, "limit": DISCOVER_LIMIT})
+    found = await tools.ask(ctx, registry.Ask(registry.MAP, urls=(url,), limit=DISCOVER_LIMIT))
     candidates = newest((found.output or {}).get("links") or [], url)
     dates = {link["url"]: link["lastmod"] for link in (found.output or {}).get("links") or []
              if link.get("lastmod")}  # fmt: skip
     if not candidates:
-        listing = await tools.call(ctx, "web.scrape", {"url": url})
+        listing = await tools.ask(ctx, registry.Ask(registry.READ, urls=(url,)))
         if listing.output is None:
             return answers.failure(listing) if listing.error else _running(listing)
         candidates = listed(listing.output["pages"][0], url)
     if not candidates:
         return f"I couldn't find recent pages on {answers.host(url)}: it lists no dated pages."
-    call = await tools.call(ctx, "web.scrape", {"urls": candidates[:READ]})
+    call = await tools.ask(ctx, registry.Ask(registry.READ, urls=tuple(candidates[:READ])))
     if call.output is None:
         return answers.failure(call) if call.error else _running(call)
     return _summary(url, call.output["pages"], dates)

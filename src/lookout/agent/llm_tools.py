@@ -154,9 +154,8 @@ def bounded(result: Any) -> str:
 async def _verb(
     ctx: TurnContext, verb: str, arguments: dict[str, Any], pages: dict[str, Any]
 ) -> dict[str, Any]:
-    if verb == "web.scrape" and "render" not in arguments:  # a page that needed a browser
-        urls = arguments.get("urls") or [arguments.get("url")]
-        arguments = arguments | looks.render_for([u for u in urls if isinstance(u, str)], pages)
+    # A page that needed a browser keeps getting one, unless the model said how to render.
+    arguments = looks.keep_rendering(registry.get(verb), arguments, pages)
     call = await tools.call(ctx, verb, arguments)
     if call.error is not None:
         return {"error": {"code": call.error.code, "message": call.error.message}}

@@ -11,6 +11,7 @@ from typing import Any
 
 from lookout.agent import answers, changes, results
 from lookout.agent.context import TurnContext
+from lookout.capabilities import registry
 
 
 def _at(ctx: TurnContext) -> str:
@@ -33,10 +34,23 @@ def page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> str |
     return _said(looked, ctx)
 
 
-def render_for(urls: list[str], pages: dict[str, Any]) -> dict[str, Any]:
-    """web.scrape arguments that keep rendering the pages this chat saw needed a browser."""
+def render_for(
+    urls: list[str], pages: dict[str, Any], verb: registry.Verb | None = None
+) -> dict[str, Any]:
+    """The input of `verb` (by default the one that reads pages) that keeps rendering the pages
+    this chat saw needed a browser."""
+    verb = verb or registry.serving(registry.READ)
     rendered = any((pages.get(url) or {}).get("rendered") for url in urls)
-    return {"render": "always"} if rendered else {}
+    return dict(verb.keep_rendering or {}) if rendered else {}
+
+
+def keep_rendering(
+    verb: registry.Verb, arguments: dict[str, Any], pages: dict[str, Any]
+) -> dict[str, Any]:
+    """`arguments` made to render the pages that needed a browser, unless they say how to."""
+    if verb.urls_of is None or not verb.keep_rendering or verb.keep_rendering.keys() & arguments:
+        return arguments
+    return arguments | render_for(verb.urls_of(arguments), pages, verb)
 
 
 def found(

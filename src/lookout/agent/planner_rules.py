@@ -22,6 +22,7 @@ from lookout.agent import (
 )
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
+from lookout.capabilities import registry
 
 CLARIFY = "Just this once, or should I keep watching it for you?"
 _DISCOVER = re.compile(
@@ -185,11 +186,11 @@ async def gather(route: router.Route, text: str, ctx: TurnContext, reply: Reply)
 async def scrape(
     urls: list[str], question: str, ctx: TurnContext, reply: Reply, *, structured: bool = False
 ) -> None:
-    arguments: dict[str, Any] = {"urls": urls[:20]}
-    if structured:  # a condition or a field may read the page's structured data (price, stock)
-        arguments["formats"] = ["markdown", "data"]
-    arguments |= looks.render_for(arguments["urls"], reply.pages)
-    call = await tools.call(ctx, "web.scrape", arguments)
+    verb, arguments = registry.asked(
+        registry.Ask(registry.READ, urls=tuple(urls), structured=structured)
+    )
+    arguments = looks.keep_rendering(verb, arguments, reply.pages)
+    call = await tools.call(ctx, verb.name, arguments)
     if call.output is None:
         reply.sentences.append(_unfinished(call))
         return
@@ -211,38 +212,33 @@ async def scrape(
 
 
 async def discover_site(url: str, ctx: TurnContext, reply: Reply) -> None:
-    arguments = {"url": url, "limit": 100}
-    call = await tools.call(ctx, "web.discover", arguments)
+    call = await tools.ask(ctx, registry.Ask(registry.MAP, urls=(url,), limit=100))
     reply.sentences.append(
         answers.links(call.output, answers.host(url)) if call.output else _unfinished(call)
     )
-    _found("web.discover", arguments, call, ctx, reply)
+    _found(call, ctx, reply)
 
 
-def _found(
-    verb: str, arguments: dict[str, Any], call: tools.Call, ctx: TurnContext, reply: Reply
-) -> None:
+def _found(call: tools.Call, ctx: TurnContext, reply: Reply) -> None:
     """What changed in these results since the chat's last look, when it looked before."""
     if call.output is not None and (
-        said := looks.found(verb, arguments, call.output, ctx, reply.pages)
+        said := looks.found(call.verb, call.input, call.output, ctx, reply.pages)
     ):
         reply.sentences.append(said)
 
 
 async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply) -> None:
     query = str(route.place or route.query)
-    arguments: dict[str, Any] = {"query": query, "limit": 5}
-    if route.location:
-        arguments["near"] = route.location
+    asked = registry.Ask(registry.PLACES, query=query, near=route.location or None, limit=5)
     if not _REVIEWS.search(lowered):
-        call = await tools.call(ctx, "maps.search", arguments)
+        call = await tools.ask(ctx, asked)
         reply.sentences.append(
             answers.places(call.output, query) if call.output else _unfinished(call)
         )
-        _found("maps.search", arguments, call, ctx, reply)
+        _found(call, ctx, reply)
         return
     several = route.place is None and _THEIR.search(lowered) is not None
-    found = await tools.call(ctx, "maps.search", {**arguments, "limit": 5 if several else 1})
+    found = await tools.ask(ctx, dataclasses.replace(asked, limit=5 if several else 1))
     places = (found.output or {}).get("places") or []
     if not places:
         reply.sentences.append(
@@ -252,20 +248,20 @@ async def maps(route: router.Route, lowered: str, ctx: TurnContext, reply: Reply
     if several and found.output is not None:
         reply.sentences.append(answers.places(found.output, query))
     for place in places[: REVIEWED_PLACES if several else 1]:
-        call = await tools.call(ctx, "maps.reviews", {"place_ref": place["place_ref"], "limit": 10})
+        asked_reviews = registry.Ask(registry.REVIEWS, ref=place["place_ref"], limit=10)
+        call = await tools.ask(ctx, asked_reviews)
         reply.sentences.append(answers.reviews(call.output) if call.output else _unfinished(call))
 
 
 async def search(text: str, ctx: TurnContext, reply: Reply) -> None:
-    arguments: dict[str, Any] = {"query": text[:200], "limit": SEARCH_LIMIT}
-    call = await tools.call(ctx, "web.discover", arguments)
+    call = await tools.ask(ctx, registry.Ask(registry.SEARCH, query=text[:200], limit=SEARCH_LIMIT))
     if isinstance(call.error, errors.ProviderNotConfigured):
         reply.sentences.append(NO_SEARCH)
         return
     reply.sentences.append(
         answers.links(call.output, f"“{text[:80]}”") if call.output else _unfinished(call)
     )
-    _found("web.discover", arguments, call, ctx, reply)
+    _found(call, ctx, reply)
 
 
 def _unfinished(call: tools.Call) -> str:

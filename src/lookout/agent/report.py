@@ -14,6 +14,7 @@ from typing import Any
 
 from lookout import parts
 from lookout.agent import changes
+from lookout.capabilities import registry
 
 DIFF_PART = "data-diff"
 EXCERPT_CHARS = 400  # of a page's markdown kept in a stored scheduled answer: the card's excerpt
@@ -38,19 +39,26 @@ def run_data(emitted: list[parts.Part]) -> dict[str, Any] | None:
 
 
 def stored(message_parts: list[parts.Part]) -> list[parts.Part]:
-    """A scheduled turn's message parts as stored: each web.scrape page its identity, status,
-    hash and a short excerpt, not its whole content, text, links or data."""
+    """A scheduled turn's message parts as stored: each page read (web.scrape's) its identity,
+    status, hash and a short excerpt, not its whole content, text, links or data."""
     return [_stored(part) for part in message_parts]
 
 
 def _stored(part: parts.Part) -> parts.Part:
     output = part.get("output")
-    if part.get("type") != "tool-web_scrape" or not isinstance(output, dict):
+    if not _reads_pages(part) or not isinstance(output, dict):
         return part
     pages = output.get("pages")
     if not isinstance(pages, list):
         return part
     return {**part, "output": {**output, "pages": [_page(page) for page in pages]}}
+
+
+def _reads_pages(part: parts.Part) -> bool:
+    """Whether `part` is the output of a verb that reads pages (web.scrape's tool part)."""
+    kind = str(part.get("type") or "")
+    verb = registry.for_tool(kind.removeprefix("tool-")) if kind.startswith("tool-") else None
+    return verb is not None and verb.reads_as == "pages"
 
 
 def _page(page: Any) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 from lookout import errors, parts
 from lookout.access import invoke, jobs
 from lookout.agent.context import TurnContext
+from lookout.capabilities import registry
 from lookout.db import repo
 
 JOB_POLL_S = 1.5
@@ -28,7 +29,13 @@ class Call:
 
 
 def tool_name(verb: str) -> str:
-    return verb.replace(".", "_")
+    return registry.get(verb).tool_name if verb in registry.REGISTRY else verb.replace(".", "_")
+
+
+async def ask(ctx: TurnContext, asked: registry.Ask) -> Call:
+    """Run the verb that serves `asked`, its input filled by the verb."""
+    verb, arguments = registry.asked(asked)
+    return await call(ctx, verb.name, arguments)
 
 
 async def call(ctx: TurnContext, verb: str, arguments: dict[str, Any]) -> Call:

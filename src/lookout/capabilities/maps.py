@@ -54,6 +54,21 @@ def _one_call(_: dict[str, Any]) -> int:
     return 1
 
 
+def _places(ask: registry.Ask) -> dict[str, Any]:
+    """maps.search's input for PLACES."""
+    data: dict[str, Any] = {"query": ask.query}
+    if ask.limit is not None:
+        data["limit"] = ask.limit
+    if ask.near:
+        data["near"] = ask.near
+    return data
+
+
+def _reviews(ask: registry.Ask) -> dict[str, Any]:
+    """maps.reviews' input for REVIEWS."""
+    return {"place_ref": ask.ref} | ({} if ask.limit is None else {"limit": ask.limit})
+
+
 SEARCH = registry.register(
     registry.Verb(
         name="maps.search",
@@ -74,6 +89,8 @@ SEARCH = registry.register(
         billable_units=_one_call,
         slow=False,
         reads_as="places",
+        serves=frozenset({registry.PLACES}),
+        fill=_places,
     )
 )
 
@@ -95,5 +112,7 @@ REVIEWS = registry.register(
         billable_units=_one_call,
         slow=False,
         reads_as="reviews",
+        serves=frozenset({registry.REVIEWS}),
+        fill=_reviews,
     )
 )

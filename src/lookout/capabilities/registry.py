@@ -46,6 +46,28 @@ class VerbContext:
         return self.cancelled is not None and await self.cancelled()
 
 
+# What a caller that picks verbs by purpose (the rule planner, a watch's estimate) may ask for:
+# a verb says which of these it serves (Verb.serves) and turns the ask into its input (Verb.fill).
+READ = "read"  # read these pages now (urls; structured: their structured data too)
+MAP = "map"  # list a site's pages (urls[0], limit)
+SEARCH = "search"  # search the web (query, limit)
+PLACES = "places"  # places for a query (query, near, limit)
+REVIEWS = "reviews"  # a place's reviews (ref, limit)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ask:
+    """A purpose in no verb's terms; the verb that serves `need` fills its own input from it."""
+
+    need: str
+    urls: tuple[str, ...] = ()
+    query: str = ""
+    near: str | None = None
+    ref: str = ""
+    limit: int | None = None
+    structured: bool = False
+
+
 class NeedsWorker(Exception):
     """Control flow, not failure: this call needs what only a worker process has (a browser,
     a job to keep artifacts under); the adapter runs it again as a job."""
@@ -70,6 +92,18 @@ class Verb:
     # the verb's name: "pages" (each page's content), "links" or "places" (lists of items whose
     # changes a watch reports), "reviews", or "data" (shown as it is).
     reads_as: str = "data"
+    # The Asks it serves (READ, MAP…), and how it fills its input from one of them.
+    serves: frozenset[str] = frozenset()
+    fill: Callable[[Ask], dict[str, Any]] | None = None
+    # For a verb that reads pages: the URLs an input reads, and the input keys that make it
+    # render them in a browser (a chat keeps rendering a page that needed one).
+    urls_of: Callable[[dict[str, Any]], list[str]] | None = None
+    keep_rendering: Mapping[str, Any] | None = None
+
+    @property
+    def tool_name(self) -> str:
+        """Its name as a tool (MCP, chat): `web_scrape` for web.scrape."""
+        return self.name.replace(".", "_")
 
     @property
     def lists_items(self) -> bool:
@@ -89,6 +123,26 @@ def reads_as(name: str) -> str:
     """How the output of the verb called `name` reads ("data" for an unknown name)."""
     verb = REGISTRY.get(name)
     return verb.reads_as if verb is not None else "data"
+
+
+def serving(need: str) -> Verb:
+    """The verb that serves `need` (the first by name), or NotFound."""
+    for verb in all_verbs():
+        if need in verb.serves and verb.fill is not None:
+            return verb
+    raise errors.NotFound(f"No verb here can {need}.", need=need)
+
+
+def asked(ask: Ask) -> tuple[Verb, dict[str, Any]]:
+    """(the verb that serves `ask`, its input filled from it)."""
+    verb = serving(ask.need)
+    assert verb.fill is not None  # serving() only returns verbs that fill
+    return verb, verb.fill(ask)
+
+
+def for_tool(tool_name: str) -> Verb | None:
+    """The verb a tool name (`web_scrape`) stands for, or None."""
+    return next((verb for verb in all_verbs() if verb.tool_name == tool_name), None)
 
 
 def register(verb: Verb) -> Verb:

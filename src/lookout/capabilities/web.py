@@ -2,8 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from lookout.capabilities import discover, registry, scrape
 from lookout.schema import verbs
+
+
+def _limited(ask: registry.Ask) -> dict[str, Any]:
+    return {} if ask.limit is None else {"limit": ask.limit}
+
+
+def _read(ask: registry.Ask) -> dict[str, Any]:
+    """web.scrape's input for READ: the pages (at most MAX_URLS), their structured data too."""
+    data: dict[str, Any] = {"urls": list(ask.urls[: verbs.MAX_URLS])}
+    if ask.structured:  # a condition or a field may read the page's data (price, stock)
+        data["formats"] = ["markdown", "data"]
+    return data
+
+
+def _find(ask: registry.Ask) -> dict[str, Any]:
+    """web.discover's input for MAP (a site's pages) or SEARCH (the web)."""
+    if ask.need == registry.MAP:
+        return {"url": ask.urls[0], **_limited(ask)}
+    return {"query": ask.query, **_limited(ask)}
+
+
+def _urls_of(data: dict[str, Any]) -> list[str]:
+    urls = data.get("urls") or [data.get("url")]
+    return [url for url in urls if isinstance(url, str)]
+
 
 SCRAPE = registry.register(
     registry.Verb(
@@ -29,6 +56,10 @@ SCRAPE = registry.register(
         billable_units=scrape.billable_units,
         slow=scrape.is_slow,
         reads_as="pages",
+        serves=frozenset({registry.READ}),
+        fill=_read,
+        urls_of=_urls_of,
+        keep_rendering={"render": "always"},
     )
 )
 
@@ -54,5 +85,7 @@ DISCOVER = registry.register(
         billable_units=discover.billable_units,
         slow=discover.is_slow,
         reads_as="links",
+        serves=frozenset({registry.MAP, registry.SEARCH}),
+        fill=_find,
     )
 )

@@ -9,7 +9,7 @@ import uuid
 from typing import Any
 
 from lookout import errors
-from lookout.access import secrets
+from lookout.access import owned
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.db import repo
@@ -19,6 +19,24 @@ MAX_CONNECTORS = 20
 _PURPOSE = "mcp-connector-headers"
 _URL_PURPOSE = "mcp-connector-url"
 _MASK = "***"
+
+
+async def _forget_tools(services: Services, connector_id: uuid.UUID) -> None:
+    await tool_cache.forget(services.redis, connector_id)
+
+
+KIND: owned.Owned[repo.McpConnector] = owned.Owned(
+    missing="No such MCP connector in this workspace.",
+    full=f"This workspace already has {MAX_CONNECTORS} MCP connectors, the most it may have; "
+    "delete one first.",
+    taken="This workspace already has a connector named {name!r}.",
+    most=MAX_CONNECTORS,
+    list_rows=lambda db, ws: repo.list_mcp_connectors(db, workspace_id=ws),
+    get_row=lambda db, ws, id_: repo.get_mcp_connector(db, connector_id=id_, workspace_id=ws),
+    delete_row=lambda db, ws, id_: repo.delete_mcp_connector(db, connector_id=id_, workspace_id=ws),
+    after_delete=_forget_tools,
+)
+list_all, get, delete = KIND.list_all, KIND.get, KIND.delete
 
 
 async def create(
@@ -33,15 +51,10 @@ async def create(
     """Store a connector after its URL passed the SSRF rules; Conflict for a taken name. Its
     tools reach the chat agent only with `chat_use` (or once it is marked so later)."""
     principal.require("editor")
-    existing = await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
-    if len(existing) >= MAX_CONNECTORS:
-        raise errors.Conflict(
-            f"This workspace already has {MAX_CONNECTORS} MCP connectors, the most it may have; "
-            "delete one first."
-        )
+    await KIND.check_room(services, principal)
     await remote.check_destination(url, services.settings)
     connector_id = uuid.uuid4()
-    try:
+    with KIND.named(name):
         async with repo.transaction(services.db) as conn:
             created = await repo.insert_mcp_connector(
                 conn,
@@ -49,13 +62,8 @@ async def create(
                 workspace_id=principal.workspace_id,
                 name=name,
                 url=remote.shown_url(url),
-                url_sealed=secrets.seal(
-                    services.settings.secret_key,
-                    _URL_PURPOSE,
-                    url.encode("utf-8"),
-                    context=connector_id.bytes,
-                ),
-                headers_encrypted=_seal(services.settings.secret_key, connector_id, headers),
+                url_sealed=owned.seal(services, _URL_PURPOSE, connector_id, url.encode("utf-8")),
+                headers_encrypted=_seal(services, connector_id, headers),
             )
             if chat_use:
                 await repo.set_mcp_connector_chat_use(
@@ -63,8 +71,6 @@ async def create(
                     chat_use=True,
                 )  # fmt: skip
             return created
-    except errors.Conflict:
-        raise errors.Conflict(f"This workspace already has a connector named {name!r}.") from None
 
 
 async def set_chat_use(
@@ -77,37 +83,12 @@ async def set_chat_use(
         chat_use=chat_use,
     )  # fmt: skip
     if stored is None:
-        raise errors.NotFound("No such MCP connector in this workspace.")
+        raise KIND.not_found()
 
 
 async def chat_use_ids(services: Services, workspace_id: uuid.UUID) -> set[uuid.UUID]:
     """The workspace's connectors marked for chat use."""
     return await repo.list_chat_connector_ids(services.db, workspace_id=workspace_id)
-
-
-async def list_all(services: Services, principal: Principal) -> list[repo.McpConnector]:
-    return await repo.list_mcp_connectors(services.db, workspace_id=principal.workspace_id)
-
-
-async def get(
-    services: Services, principal: Principal, connector_id: uuid.UUID
-) -> repo.McpConnector:
-    found = await repo.get_mcp_connector(
-        services.db, connector_id=connector_id, workspace_id=principal.workspace_id
-    )
-    if found is None:
-        raise errors.NotFound("No such MCP connector in this workspace.")
-    return found
-
-
-async def delete(services: Services, principal: Principal, connector_id: uuid.UUID) -> None:
-    principal.require("editor")
-    deleted = await repo.delete_mcp_connector(
-        services.db, connector_id=connector_id, workspace_id=principal.workspace_id
-    )
-    if not deleted:
-        raise errors.NotFound("No such MCP connector in this workspace.")
-    await tool_cache.forget(services.redis, connector_id)
 
 
 async def test(
@@ -165,31 +146,20 @@ def url_of(services: Services, connector: repo.McpConnector) -> str:
     before URLs were sealed keeps its URL in the clear until it is re-created."""
     if connector.url_sealed is None:
         return connector.url
-    plain = secrets.unseal(
-        services.settings.secret_key,
-        _URL_PURPOSE,
-        connector.url_sealed,
-        context=connector.id.bytes,
-    )
-    return plain.decode("utf-8")
+    return owned.unseal(services, _URL_PURPOSE, connector.id, connector.url_sealed).decode("utf-8")
 
 
 def headers_of(services: Services, connector: repo.McpConnector) -> dict[str, str]:
     """The connector's headers, unsealed (for the outbound request only)."""
     if connector.headers_encrypted is None:
         return {}
-    plain = secrets.unseal(
-        services.settings.secret_key,
-        _PURPOSE,
-        connector.headers_encrypted,
-        context=connector.id.bytes,
-    )
+    plain = owned.unseal(services, _PURPOSE, connector.id, connector.headers_encrypted)
     headers: dict[str, str] = json.loads(plain)
     return headers
 
 
-def _seal(secret_key: str, connector_id: uuid.UUID, headers: dict[str, str]) -> bytes | None:
+def _seal(services: Services, connector_id: uuid.UUID, headers: dict[str, str]) -> bytes | None:
     if not headers:
         return None
     plain = json.dumps(headers, separators=(",", ":")).encode("utf-8")
-    return secrets.seal(secret_key, _PURPOSE, plain, context=connector_id.bytes)
+    return owned.seal(services, _PURPOSE, connector_id, plain)

@@ -61,12 +61,12 @@ _JOBS_GET_INPUT: dict[str, Any] = {
 
 
 def tool_name(verb: registry.Verb) -> str:
-    return verb.name.replace(".", "_")
+    return verb.tool_name
 
 
 def verb_for(name: str) -> registry.Verb | None:
     """The verb a tool name stands for, or None."""
-    return next((verb for verb in registry.all_verbs() if tool_name(verb) == name), None)
+    return registry.for_tool(name)
 
 
 def may_be_slow(verb: registry.Verb) -> bool:

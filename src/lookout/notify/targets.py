@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 
 from lookout import errors
-from lookout.access import secrets
+from lookout.access import owned
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.db import feeds as feeds_db
@@ -22,6 +22,20 @@ MAX_TARGETS = 20
 _URL_PURPOSE = "notification-target-url"
 _SIGNING_PURPOSE = "notification-target-signing"
 SIGNING_PREFIX = "whsec_"
+
+KIND: owned.Owned[repo.NotificationTarget] = owned.Owned(
+    missing="No such notification target in this workspace.",
+    full=f"This workspace already has {MAX_TARGETS} notification targets; delete one first.",
+    taken="This workspace already has a target named {name!r}.",
+    most=MAX_TARGETS,
+    list_rows=lambda db, ws: repo.list_notification_targets(db, workspace_id=ws),
+    get_row=lambda db, ws, id_: repo.get_notification_target(db, target_id=id_, workspace_id=ws),
+    delete_row=lambda db, ws, id_: repo.delete_notification_target(
+        db, target_id=id_, workspace_id=ws
+    ),
+    count_rows=lambda db, ws: repo.count_notification_targets(db, workspace_id=ws),
+)
+list_all, get, delete = KIND.list_all, KIND.get, KIND.delete
 
 
 async def create(
@@ -39,12 +53,7 @@ async def create(
     channel = channels.parse(url)
     if channel.kind != "webhook" and signing_secret:
         raise errors.InvalidInput("Only webhook (http/https) targets are signed.")
-    if await repo.count_notification_targets(services.db, workspace_id=principal.workspace_id) >= (
-        MAX_TARGETS
-    ):
-        raise errors.Conflict(
-            f"This workspace already has {MAX_TARGETS} notification targets; delete one first."
-        )
+    await KIND.check_room(services, principal)
     await reach.check_hosts(channel.hosts, services.settings)
     made = None
     if channel.kind == "webhook" and not signing_secret:
@@ -62,14 +71,12 @@ async def _insert(
     default: bool,
     signing_secret: str | None,
 ) -> repo.NotificationTarget:
-    key, target_id = services.settings.secret_key, uuid.uuid4()
-    sealed_url = secrets.seal(key, _URL_PURPOSE, url.encode(), context=target_id.bytes)
+    target_id = uuid.uuid4()
+    sealed_url = owned.seal(services, _URL_PURPOSE, target_id, url.encode())
     signing = None
     if signing_secret:
-        signing = secrets.seal(
-            key, _SIGNING_PURPOSE, signing_secret.encode(), context=target_id.bytes
-        )
-    try:
+        signing = owned.seal(services, _SIGNING_PURPOSE, target_id, signing_secret.encode())
+    with KIND.named(name):
         async with repo.transaction(services.db) as conn:
             if default:
                 await repo.clear_default_notification_target(
@@ -81,31 +88,6 @@ async def _insert(
                 url_encrypted=sealed_url,
                 signing_encrypted=signing, is_default=default, created_by=principal.user_id,
             )  # fmt: skip
-    except errors.Conflict:
-        raise errors.Conflict(f"This workspace already has a target named {name!r}.") from None
-
-
-async def list_all(services: Services, principal: Principal) -> list[repo.NotificationTarget]:
-    return await repo.list_notification_targets(services.db, workspace_id=principal.workspace_id)
-
-
-async def get(
-    services: Services, principal: Principal, target_id: uuid.UUID
-) -> repo.NotificationTarget:
-    found = await repo.get_notification_target(
-        services.db, target_id=target_id, workspace_id=principal.workspace_id
-    )
-    if found is None:
-        raise errors.NotFound("No such notification target in this workspace.")
-    return found
-
-
-async def delete(services: Services, principal: Principal, target_id: uuid.UUID) -> None:
-    principal.require("editor")
-    if not await repo.delete_notification_target(
-        services.db, target_id=target_id, workspace_id=principal.workspace_id
-    ):
-        raise errors.NotFound("No such notification target in this workspace.")
 
 
 async def set_default(
@@ -120,7 +102,7 @@ async def set_default(
             conn, target_id=target_id, workspace_id=principal.workspace_id, is_default=is_default
         )
         if found is None:
-            raise errors.NotFound("No such notification target in this workspace.")
+            raise KIND.not_found()
     return found
 
 
@@ -181,20 +163,13 @@ def view(target: repo.NotificationTarget) -> dict[str, Any]:
 
 
 def url_of(services: Services, target: repo.NotificationTarget) -> str:
-    plain = secrets.unseal(
-        services.settings.secret_key, _URL_PURPOSE, target.url_encrypted, context=target.id.bytes
-    )
-    return plain.decode()
+    return owned.unseal(services, _URL_PURPOSE, target.id, target.url_encrypted).decode()
 
 
 def signing_secret_of(services: Services, target: repo.NotificationTarget) -> str:
     if target.signing_encrypted is None:
         raise errors.Conflict("This webhook target has no signing secret; re-create it.")
-    plain = secrets.unseal(
-        services.settings.secret_key, _SIGNING_PURPOSE, target.signing_encrypted,
-        context=target.id.bytes,
-    )  # fmt: skip
-    return plain.decode()
+    return owned.unseal(services, _SIGNING_PURPOSE, target.id, target.signing_encrypted).decode()
 
 
 async def check_chosen(

@@ -24,6 +24,7 @@ from lookout.routes import (
     metrics,
     notifications,
     oauth,
+    owned,
     page,
     portability,
     verbs,
@@ -66,22 +67,9 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/.well-known/oauth-protected-resource", mcp.resource_metadata)
     app.router.add_get("/.well-known/oauth-protected-resource/mcp", mcp.resource_metadata)
     oauth.setup(app, site.index)  # its authorization server (OAuth 2.1), consent and agents
-    app.router.add_get("/api/workspaces/{ws}/mcp-connectors", connectors.list_connectors)
-    app.router.add_post("/api/workspaces/{ws}/mcp-connectors", connectors.create_connector)
-    app.router.add_delete(
-        "/api/workspaces/{ws}/mcp-connectors/{connector_id}", connectors.delete_connector
-    )
-    app.router.add_patch(
-        "/api/workspaces/{ws}/mcp-connectors/{connector_id}", connectors.update_connector
-    )
-    app.router.add_post(
-        "/api/workspaces/{ws}/mcp-connectors/{connector_id}/test", connectors.test_connector
-    )
-    targets = "/api/workspaces/{ws}/notification-targets"
-    app.router.add_get(targets, notifications.list_targets)
-    app.router.add_post(targets, notifications.create_target)
-    app.router.add_delete(targets + "/{target_id}", notifications.delete_target)
-    app.router.add_patch(targets + "/{target_id}", notifications.update_target)
+    # What a workspace keeps by name: one route table (routes/owned.py) per kind.
+    owned.add(app, "/api/workspaces/{ws}/mcp-connectors", "connector_id", connectors.ROUTES)
+    owned.add(app, "/api/workspaces/{ws}/notification-targets", "target_id", notifications.ROUTES)
     feeds = "/api/workspaces/{ws}/feeds"
     app.router.add_get(feeds, portability.list_feeds)
     app.router.add_post(feeds, portability.create_feed)
@@ -89,7 +77,6 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/feeds/{feed_token}", portability.read_feed)
     app.router.add_get("/api/workspaces/{ws}/watches/export", portability.export_watches)
     app.router.add_post("/api/workspaces/{ws}/watches/import", portability.import_watches)
-    app.router.add_post(targets + "/{target_id}/test", notifications.test_target)
     # Chats: REST + the turn's SSE stream, resume, and the live tail of every turn.
     app.router.add_post("/api/chats", chats.create_chat)
     app.router.add_get("/api/chats", chats.list_chats)

@@ -7,11 +7,11 @@ from typing import Any
 
 from aiohttp import web
 
-from lookout import appkeys, errors
+from lookout import appkeys
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.mcp import connectors
-from lookout.routes import authn, common
+from lookout.routes import authn, common, owned
 from lookout.schema import connectors as schema
 
 
@@ -34,10 +34,7 @@ async def create_connector(request: web.Request) -> web.Response:
     return common.ok(request, {"connector": schema.ConnectorSchema().dump(view)}, status=201)
 
 
-async def delete_connector(request: web.Request) -> web.Response:
-    principal = await authn.authenticate(request)
-    await connectors.delete(appkeys.services(request.app), principal, _connector_id(request))
-    return common.ok(request, {"deleted": True})
+delete_connector = owned.deleter(connectors.KIND, "connector_id")
 
 
 async def update_connector(request: web.Request) -> web.Response:
@@ -70,7 +67,9 @@ async def test_connector(request: web.Request) -> web.Response:
 
 
 def _connector_id(request: web.Request) -> uuid.UUID:
-    try:
-        return uuid.UUID(request.match_info["connector_id"])
-    except ValueError:
-        raise errors.NotFound("No such MCP connector in this workspace.") from None
+    return owned.object_id(request, "connector_id", connectors.KIND)
+
+
+ROUTES = owned.Routes(
+    list_connectors, create_connector, delete_connector, update_connector, test_connector
+)

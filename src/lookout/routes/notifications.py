@@ -7,9 +7,9 @@ import uuid
 
 from aiohttp import web
 
-from lookout import appkeys, errors
+from lookout import appkeys
 from lookout.notify import schema, targets
-from lookout.routes import authn, common
+from lookout.routes import authn, common, owned
 from lookout.schema import connectors as common_schema
 
 
@@ -35,10 +35,7 @@ async def create_target(request: web.Request) -> web.Response:
     return common.ok(request, data, status=201)
 
 
-async def delete_target(request: web.Request) -> web.Response:
-    principal = await authn.authenticate(request)
-    await targets.delete(appkeys.services(request.app), principal, _target_id(request))
-    return common.ok(request, {"deleted": True})
+delete_target = owned.deleter(targets.KIND, "target_id")
 
 
 async def update_target(request: web.Request) -> web.Response:
@@ -60,7 +57,7 @@ async def test_target(request: web.Request) -> web.Response:
 
 
 def _target_id(request: web.Request) -> uuid.UUID:
-    try:
-        return uuid.UUID(request.match_info["target_id"])
-    except ValueError:
-        raise errors.NotFound("No such notification target in this workspace.") from None
+    return owned.object_id(request, "target_id", targets.KIND)
+
+
+ROUTES = owned.Routes(list_targets, create_target, delete_target, update_target, test_target)

@@ -74,11 +74,11 @@ def _cost(credits: object) -> str:
 
 
 def estimate_credits(message: str, cadence: str, timezone: str, now: dt.datetime) -> int:
-    """Worst-case credits a month: runs, times pages the question reads, times the scrape price."""
+    """Worst-case credits a month: runs, times pages the question reads, times the price of
+    the verb that reads pages."""
     pages = max(1, len(router.route(message).urls))
-    return (
-        schedule.runs_per_month(cadence, timezone, now) * pages * registry.get("web.scrape").price
-    )
+    price = registry.serving(registry.READ).price
+    return schedule.runs_per_month(cadence, timezone, now) * pages * price
 
 
 async def create(
