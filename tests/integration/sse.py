@@ -51,6 +51,10 @@ async def stream(
             await response.aread()
             return Stream(response.status_code, response.headers, [])
         async for event in source.aiter_sse():
+            if not event.data:
+                # A keep-alive comment after an event with an id: httpx-sse hands it over as an
+                # empty event (it keeps last_event_id), where the SSE spec dispatches nothing.
+                continue
             events.append((event.id, event.data))
             if stop_after is not None and len(events) >= stop_after:
                 break
