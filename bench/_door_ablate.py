@@ -13,8 +13,11 @@ Variants:
 - no rate limit: the Redis script skipped
 - no round trip: none of the three; what is left is the door's own Python (authentication from
   the key cache, validation, middlewares, metrics, the envelope)
-Printed per variant: requests/s, the ratio to the bare handler, and the server process's user
-and system CPU a request (where the round trips cost: user time in asyncpg, redis-py, asyncio).
+Printed per variant: requests/s, the ratio to the bare handler, the server process's user and
+system CPU a request (where the round trips cost: user time in asyncpg, redis-py, asyncio), the
+CPU of Postgres and Redis a request (read from /proc, as door.py does), and what the variant adds
+to the bare handler's CPU (server + Postgres + Redis), median of the rounds: the difference
+between two variants is what the stage they differ by costs.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _procs
 import door
 import services
 
@@ -79,10 +84,12 @@ def cpu_ms(pid: int) -> tuple[float, float]:
     return int(fields[11]) * tick, int(fields[12]) * tick
 
 
-async def measure(args: argparse.Namespace, env: dict[str, str], key: str) -> None:
+async def measure(
+    args: argparse.Namespace, env: dict[str, str], key: str, backing: list[int]
+) -> None:
     page_port = door.free_port()
     ports = {name: door.free_port() for name in ["bare", *SKIPS]}
-    processes = [door.spawn("page", page_port, env), door.spawn("bare", ports["bare"], env)]
+    processes = [door.spawn("page", page_port, env, 0), door.spawn("bare", ports["bare"], env, 0)]
     pids = {"bare": processes[-1].pid}
     for variant in SKIPS:
         processes.append(spawn(variant, ports[variant], env))
@@ -96,24 +103,32 @@ async def measure(args: argparse.Namespace, env: dict[str, str], key: str) -> No
         headers = {"Authorization": f"Bearer {key}"}
         names = list(ports)
         best: dict[str, dict[str, float]] = {}
+        served: dict[str, list[float]] = {name: [] for name in names}
         for number in range(args.rounds):
             for name in names[number % len(names) :] + names[: number % len(names)]:
                 url = f"http://127.0.0.1:{ports[name]}/v1/web/scrape"
                 await door.load(url, body, headers, 0.5, args.concurrency)  # warm-up
                 user, system = cpu_ms(pids[name])
+                services_before = _procs.cpu_seconds(backing)
                 result = await door.load(url, body, headers, args.seconds, args.concurrency)
+                services_s = _procs.cpu_seconds(backing) - services_before
                 assert result["failures"] == 0, (name, result)
                 count = result["rps"] * result["elapsed_s"]
                 after = cpu_ms(pids[name])
                 result["user_ms"] = (after[0] - user) / count
                 result["sys_ms"] = (after[1] - system) / count
+                result["services_ms"] = services_s * 1000 / count
+                served[name].append(result["user_ms"] + result["sys_ms"] + result["services_ms"])
                 if result["rps"] > best.get(name, {}).get("rps", 0):
                     best[name] = result
+        bare = statistics.median(served["bare"])
         for name in names:
-            r = best[name]
+            r, median = best[name], statistics.median(served[name])
             print(
                 f"{name:<14} {r['rps']:6.0f} req/s  {r['rps'] / best['bare']['rps']:.2f}x bare  "
-                f"server CPU a request: user {r['user_ms']:.2f} ms, system {r['sys_ms']:.2f} ms"
+                f"server CPU a request: user {r['user_ms']:.2f} ms, system {r['sys_ms']:.2f} ms; "
+                f"postgres+redis {r['services_ms']:.2f} ms | added to bare (median of "
+                f"{len(served[name])}): {median - bare:+.2f} ms"
             )
     finally:
         for process in processes:
@@ -136,7 +151,8 @@ def main() -> int:
         env = services.server_env(dsn, redis_url)
         key = asyncio.run(door.seed(dsn))
         started = time.monotonic()
-        asyncio.run(measure(args, env, key))
+        print("load average", Path("/proc/loadavg").read_text().split()[:3])
+        asyncio.run(measure(args, env, key, door.service_pids(dsn, redis_url)))
         print(f"(ran {time.monotonic() - started:.0f} s)")
     return 0
 
