@@ -60,7 +60,7 @@ from typing import Literal
 import trafilatura
 from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
-from trafilatura import htmlprocessing
+from trafilatura import htmlprocessing, settings
 
 from lookout.capabilities import lists
 
@@ -157,6 +157,18 @@ _FLAT = frozenset(
 _WORD = re.compile(r"\w+")
 
 Path = Literal["article", "region", "page"]
+# Made once: building trafilatura's Extractor per call (its config read anew) was 0.2-0.3 ms a
+# page; trafilatura never changes the one it is given (it copies it to retry in recall mode).
+_OPTIONS = settings.Extractor(
+    output_format="html",
+    fast=True,
+    comments=False,
+    links=True,
+    images=True,
+    tables=True,
+    formatting=True,
+    with_metadata=False,
+)
 
 
 class TooComplex(Exception):
@@ -245,18 +257,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
     # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
-    document = trafilatura.bare_extraction(
-        source,
-        output_format="html",
-        fast=True,
-        include_comments=False,
-        include_links=True,
-        include_images=True,
-        include_tables=True,
-        include_formatting=True,
-        with_metadata=False,
-        as_dict=False,
-    )
+    document = trafilatura.bare_extraction(source, options=_OPTIONS)
     body = getattr(document, "body", None)
     if body is None:
         return None
@@ -269,9 +270,9 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
-    lists.restore(html, tree)
-    words = _words(" ".join(html.itertext()))
     text = "".join(html.itertext())
+    text = lists.restore(html, tree, text)
+    words = _words(" ".join(html.itertext()))
     # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
     # per text node, which is no paragraph of prose.
     blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
