@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import re
 from typing import Literal
 
@@ -243,13 +244,27 @@ def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class Article:
-    """What trafilatura took for the page's article."""
+    """What trafilatura took for the page's article. `longest_block` and `whole_page` are
+    read only for a page that does not say it is an article (most of the corpus says so)."""
 
     html: str
     text: str
     words: int
-    longest_block: int  # words in the longest line of a paragraph or list item
-    whole_page: bool  # trafilatura found no article and gave the page's text as one <p>
+    tree: etree._Element = dataclasses.field(repr=False, compare=False)  # html > body > blocks
+
+    @functools.cached_property
+    def longest_block(self) -> int:
+        """Words in the longest line of a paragraph or list item. By line: when trafilatura
+        finds no article it returns the page's text as one <p>, a line per text node, which is
+        no paragraph of prose."""
+        blocks = ("".join(n.itertext()) for n in self.tree.iter("p", "li", "blockquote", "dd"))
+        return max((_words(line) for block in blocks for line in block.split("\n")), default=0)
+
+    @functools.cached_property
+    def whole_page(self) -> bool:
+        """trafilatura found no article and gave the page's text as one <p>."""
+        parts = list(self.tree[0]) if len(self.tree) else []
+        return len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
 
 
 def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
@@ -273,13 +288,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     text = "".join(html.itertext())
     text = lists.restore(html, tree, text)
     words = _words(" ".join(html.itertext()))
-    # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
-    # per text node, which is no paragraph of prose.
-    blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
-    longest = max((_words(line) for block in blocks for line in block.split("\n")), default=0)
-    parts = list(html[0]) if len(html) else []  # html > body > blocks
-    whole_page = len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
-    return Article(etree.tostring(html, encoding="unicode"), text, words, longest, whole_page)
+    return Article(etree.tostring(html, encoding="unicode"), text, words, html)
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:

@@ -12,12 +12,9 @@ paragraphs is what trafilatura drops on purpose). No class or id word decides an
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree, html
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-_SPACE = re.compile(r"\s+")
 _BLOCKS = ("p", "table", "blockquote", "pre", "h2", "h3", "h4")
 MAX_LINK_SHARE = 0.5  # of a list's characters in link text: above, a list of links
 
@@ -105,4 +102,4 @@ def _prose(node: LexborNode) -> bool:
 def _said(text: str) -> str:
     """The text without its whitespace: a table's cells or a paragraph's lines are joined
     differently by lexbor and by trafilatura."""
-    return _SPACE.sub("", text)
+    return "".join(text.split())  # the whitespace of str.split is re's \s, at half the cost
