@@ -14,7 +14,10 @@ machine (2 shared cores, noisy: compare with trafilatura's default, measured in 
       ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
     resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
     the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
-    this module, as extract() runs it for web.scrape     0.951  0.928      0.975   0.70x trafilatura
+    this module, as extract() runs it for web.scrape     0.951  0.927      0.975   0.69x trafilatura
+      ...trafilatura favor_recall instead (skips its retry)  0.949  0.925  0.975   -11 % CPU
+      ...favor_precision                                  0.940  0.930      0.950   -4 %
+      ...include_formatting off                           0.951  0.928      0.975   -3 % (noise)
 
 So trafilatura runs in fast mode on a page lexbor has stripped of what is never content and of
 what HTML marks as chrome (it parses a fraction of the bytes), through bare_extraction and its
@@ -28,6 +31,17 @@ trafilatura's "wild text" pass leaves out are put back between the paragraphs it
 (capabilities/lists.py; bench/extract.py, best of 3, with and without it one after the other:
 F1 0.951, P 0.927, R 0.975 and 0.73x trafilatura's CPU both; trafilatura's favor_recall, which
 keeps them too, read F1 0.949 and took a cookie bar and an ad into the page it fixed).
+
+Where a page's CPU goes (2026-12-02, tests/corpus/articles, thread CPU, best of 3, load ~9 on
+2 cores): two thirds are trafilatura's own work on the pruned page (its lxml parse 10 %, its
+XPath prunes of the raw tree 15 %, two tree copies 5 %, the balanced mode's page text for its
+recall retry 11 %, its main extractor 40 % of its time); ours is the lexbor parse (~0.6 ms),
+html-to-markdown (0.3 ms markdown, 0.6 ms text), the list restore (~0.4 ms), metadata (0.3 ms)
+and the hash. Made cheaper without changing one output (782 reads of the corpora compared):
+one trafilatura Extractor for all pages, <meta> and JSON-LD read once, the article's text
+joined once, its prose measures only where the page does not say it is an article. So even
+with nothing of ours, trafilatura fast on this input costs ~0.5x trafilatura's default: the
+0.5x aim needs a cheaper extractor, not a cheaper wrapper.
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
