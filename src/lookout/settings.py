@@ -66,6 +66,9 @@ class Settings:
     # Processes that read fetched pages, per web / worker process (capabilities/readers.py);
     # 0: one per core, at most fetch_concurrency.
     read_processes: int = _field("LOOKOUT_READ_PROCESSES", 0)
+    # Seconds a page reader may sit idle before it exits (and with the last, the forkserver);
+    # the next page starts them again. 0: they stay until shutdown.
+    read_idle_s: float = _field("LOOKOUT_READ_IDLE_S", 60.0)
     user_agent: str = _field(
         "LOOKOUT_USER_AGENT", "LookoutBot/0.1 (+https://github.com/lookout; self-hosted)"
     )

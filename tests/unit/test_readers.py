@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import multiprocessing.forkserver
 import os
 import signal
 import time
@@ -149,3 +150,66 @@ def test_the_default_size_is_one_per_core_within_the_fetch_concurrency() -> None
     cores = len(os.sched_getaffinity(0))
     assert readers.default_size(8) == max(1, min(cores, 8))
     assert readers.default_size(1) == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def _gone(pids: set[int], within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(_alive(pid) for pid in pids):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_idle_readers_exit_with_the_forkserver_and_the_next_call_starts_them() -> None:
+    # Given a pool whose readers may idle 0.5 s, both readers and the forkserver started
+    pool = readers.Pool(2, timeout_s=5.0, idle_s=0.5)
+    try:
+        first = set(
+            await asyncio.gather(*(pool.run(functools.partial(_nap, 0.2)) for _ in range(2)))
+        )
+        server = multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+        assert len(first) == 2 and server is not None and _alive(server)
+        # When nothing is read for longer than that
+        # Then every reader exits, then the forkserver, and the pool keeps their CPU time
+        assert await _gone(first, within_s=5.0)
+        assert await _gone({server}, within_s=5.0)
+        assert not pool._children and pool.cpu_s() > 0
+        # And the next call starts a reader (and a forkserver) again and is read
+        assert await pool.run(functools.partial(sum, [5, 6])) == 11
+        assert {child.process.pid for child in pool._children}.isdisjoint(first)
+    finally:
+        pool.close()
+
+
+async def test_a_reader_in_use_stays_while_an_idle_one_exits() -> None:
+    pool = readers.Pool(2, timeout_s=5.0, idle_s=0.5)
+    try:
+        a, b = await asyncio.gather(*(pool.run(functools.partial(_nap, 0.2)) for _ in range(2)))
+        # one reader keeps reading a page every 0.2 s; the other is left idle
+        kept = await pool.run(_pid)
+        for _ in range(10):
+            await asyncio.sleep(0.2)
+            assert await pool.run(_pid) == kept  # the most recently used reader is taken
+        idle = ({a, b} - {kept}).pop()
+        assert not _alive(idle) and _alive(kept)
+    finally:
+        pool.close()
+
+
+async def test_idle_s_zero_keeps_the_readers() -> None:
+    pool = readers.Pool(1, timeout_s=5.0, idle_s=0)
+    try:
+        pid = await pool.run(_pid)
+        await asyncio.sleep(0.6)
+        assert _alive(pid) and pool._watcher is None
+    finally:
+        pool.close()

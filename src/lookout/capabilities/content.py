@@ -14,7 +14,10 @@ machine (2 shared cores, noisy: compare with trafilatura's default, measured in 
       ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
     resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
     the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
-    this module, as extract() runs it for web.scrape     0.951  0.928      0.975   0.70x trafilatura
+    this module, as extract() runs it for web.scrape     0.951  0.927      0.975   0.69x trafilatura
+      ...trafilatura favor_recall instead (skips its retry)  0.949  0.925  0.975   -11 % CPU
+      ...favor_precision                                  0.940  0.930      0.950   -4 %
+      ...include_formatting off                           0.951  0.928      0.975   -3 % (noise)
 
 So trafilatura runs in fast mode on a page lexbor has stripped of what is never content and of
 what HTML marks as chrome (it parses a fraction of the bytes), through bare_extraction and its
@@ -28,6 +31,17 @@ trafilatura's "wild text" pass leaves out are put back between the paragraphs it
 (capabilities/lists.py; bench/extract.py, best of 3, with and without it one after the other:
 F1 0.951, P 0.927, R 0.975 and 0.73x trafilatura's CPU both; trafilatura's favor_recall, which
 keeps them too, read F1 0.949 and took a cookie bar and an ad into the page it fixed).
+
+Where a page's CPU goes (2026-12-02, tests/corpus/articles, thread CPU, best of 3, load ~9 on
+2 cores): two thirds are trafilatura's own work on the pruned page (its lxml parse 10 %, its
+XPath prunes of the raw tree 15 %, two tree copies 5 %, the balanced mode's page text for its
+recall retry 11 %, its main extractor 40 % of its time); ours is the lexbor parse (~0.6 ms),
+html-to-markdown (0.3 ms markdown, 0.6 ms text), the list restore (~0.4 ms), metadata (0.3 ms)
+and the hash. Made cheaper without changing one output (782 reads of the corpora compared):
+one trafilatura Extractor for all pages, <meta> and JSON-LD read once, the article's text
+joined once, its prose measures only where the page does not say it is an article. So even
+with nothing of ours, trafilatura fast on this input costs ~0.5x trafilatura's default: the
+0.5x aim needs a cheaper extractor, not a cheaper wrapper.
 
 trafilatura is built for articles. On the non-article pages of tests/corpus/kinds it loses the
 very content a user watches (a product's name and price, every event's title and date in a
@@ -54,13 +68,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import re
 from typing import Literal
 
 import trafilatura
 from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
-from trafilatura import htmlprocessing
+from trafilatura import htmlprocessing, settings
 
 from lookout.capabilities import lists
 
@@ -157,6 +172,18 @@ _FLAT = frozenset(
 _WORD = re.compile(r"\w+")
 
 Path = Literal["article", "region", "page"]
+# Made once: building trafilatura's Extractor per call (its config read anew) was 0.2-0.3 ms a
+# page; trafilatura never changes the one it is given (it copies it to retry in recall mode).
+_OPTIONS = settings.Extractor(
+    output_format="html",
+    fast=True,
+    comments=False,
+    links=True,
+    images=True,
+    tables=True,
+    formatting=True,
+    with_metadata=False,
+)
 
 
 class TooComplex(Exception):
@@ -231,13 +258,27 @@ def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class Article:
-    """What trafilatura took for the page's article."""
+    """What trafilatura took for the page's article. `longest_block` and `whole_page` are
+    read only for a page that does not say it is an article (most of the corpus says so)."""
 
     html: str
     text: str
     words: int
-    longest_block: int  # words in the longest line of a paragraph or list item
-    whole_page: bool  # trafilatura found no article and gave the page's text as one <p>
+    tree: etree._Element = dataclasses.field(repr=False, compare=False)  # html > body > blocks
+
+    @functools.cached_property
+    def longest_block(self) -> int:
+        """Words in the longest line of a paragraph or list item. By line: when trafilatura
+        finds no article it returns the page's text as one <p>, a line per text node, which is
+        no paragraph of prose."""
+        blocks = ("".join(n.itertext()) for n in self.tree.iter("p", "li", "blockquote", "dd"))
+        return max((_words(line) for block in blocks for line in block.split("\n")), default=0)
+
+    @functools.cached_property
+    def whole_page(self) -> bool:
+        """trafilatura found no article and gave the page's text as one <p>."""
+        parts = list(self.tree[0]) if len(self.tree) else []
+        return len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
 
 
 def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
@@ -245,18 +286,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
     # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
-    document = trafilatura.bare_extraction(
-        source,
-        output_format="html",
-        fast=True,
-        include_comments=False,
-        include_links=True,
-        include_images=True,
-        include_tables=True,
-        include_formatting=True,
-        with_metadata=False,
-        as_dict=False,
-    )
+    document = trafilatura.bare_extraction(source, options=_OPTIONS)
     body = getattr(document, "body", None)
     if body is None:
         return None
@@ -269,16 +299,10 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
-    lists.restore(html, tree)
-    words = _words(" ".join(html.itertext()))
     text = "".join(html.itertext())
-    # By line: when trafilatura finds no article it returns the page's text as one <p>, a line
-    # per text node, which is no paragraph of prose.
-    blocks = ("".join(node.itertext()) for node in html.iter("p", "li", "blockquote", "dd"))
-    longest = max((_words(line) for block in blocks for line in block.split("\n")), default=0)
-    parts = list(html[0]) if len(html) else []  # html > body > blocks
-    whole_page = len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
-    return Article(etree.tostring(html, encoding="unicode"), text, words, longest, whole_page)
+    text = lists.restore(html, tree, text)
+    words = _words(" ".join(html.itertext()))
+    return Article(etree.tostring(html, encoding="unicode"), text, words, html)
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:

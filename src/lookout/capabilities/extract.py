@@ -61,7 +61,7 @@ def extract(
     tree = LexborHTMLParser(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
-    about, kinds = metadata.read(tree, base), metadata.kinds(tree)
+    about, kinds = metadata.read_with_kinds(tree, base)
     _drop(tree, content.JUNK)
     if only_main_content:
         tags = document.count("<") - document.count("</")

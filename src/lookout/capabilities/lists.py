@@ -12,22 +12,21 @@ paragraphs is what trafilatura drops on purpose). No class or id word decides an
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree, html
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-_SPACE = re.compile(r"\s+")
 _BLOCKS = ("p", "table", "blockquote", "pre", "h2", "h3", "h4")
 MAX_LINK_SHARE = 0.5  # of a list's characters in link text: above, a list of links
 
 
-def restore(article: etree._Element, tree: LexborHTMLParser) -> None:
-    """Insert into `article` (trafilatura's output, html > body > blocks) the lists of `tree`
-    that sit between two of its kept blocks and are missing from it."""
-    kept = _said("".join(article.itertext()))
+def restore(article: etree._Element, tree: LexborHTMLParser, text: str) -> str:
+    """Insert into `article` (trafilatura's output, html > body > blocks, whose text is `text`)
+    the lists of `tree` that sit between two of its kept blocks and are missing from it; the
+    article's text after that."""
+    kept = _said(text)
     if not kept:
-        return
+        return text
+    restored = False
     paragraphs: dict[str, etree._Element] | None = None
     for run in _runs(tree):
         before = _element_before(run[0])
@@ -47,6 +46,8 @@ def restore(article: etree._Element, tree: LexborHTMLParser) -> None:
             continue
         for node in reversed(missing):
             anchor.addnext(html.fragment_fromstring(node.html or ""))
+        restored = True
+    return "".join(article.itertext()) if restored else text
 
 
 def _runs(tree: LexborHTMLParser) -> list[list[LexborNode]]:
@@ -101,4 +102,4 @@ def _prose(node: LexborNode) -> bool:
 def _said(text: str) -> str:
     """The text without its whitespace: a table's cells or a paragraph's lines are joined
     differently by lexbor and by trafilatura."""
-    return _SPACE.sub("", text)
+    return "".join(text.split())  # the whitespace of str.split is re's \s, at half the cost

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -38,8 +38,21 @@ def clip(text: str | None, limit: int) -> str | None:
 
 def read(tree: LexborHTMLParser, url: str) -> dict[str, str | None]:
     """The page's metadata; every key is present, None when the page does not say."""
+    return read_with_kinds(tree, url)[0]
+
+
+def read_with_kinds(
+    tree: LexborHTMLParser, url: str
+) -> tuple[dict[str, str | None], frozenset[str]]:
+    """(read(), kinds()) from one pass over the page's <meta> tags and JSON-LD."""
     metas = meta_values(tree)
-    ld = _json_ld(tree)
+    objects = list(_ld_objects(tree))
+    return _read(tree, url, metas, _json_ld(objects)), _kinds(metas, objects)
+
+
+def _read(
+    tree: LexborHTMLParser, url: str, metas: dict[str, str], ld: dict[str, str]
+) -> dict[str, str | None]:
     return {
         "title": title(tree, metas),
         "description": description(metas),
@@ -129,9 +142,13 @@ def _date(candidates: list[str | None]) -> str | None:
 
 def kinds(tree: LexborHTMLParser) -> frozenset[str]:
     """What the page says it is, lowercased: og:type and every schema.org JSON-LD @type."""
-    og = meta_values(tree).get("og:type")
+    return _kinds(meta_values(tree), _ld_objects(tree))
+
+
+def _kinds(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> frozenset[str]:
+    og = metas.get("og:type")
     found = {og.strip().lower()} if og else set()
-    for item in _ld_objects(tree):
+    for item in objects:
         declared = item.get("@type")
         for kind in declared if isinstance(declared, list) else [declared]:
             if isinstance(kind, str):
@@ -139,10 +156,10 @@ def kinds(tree: LexborHTMLParser) -> frozenset[str]:
     return frozenset(found)
 
 
-def _json_ld(tree: LexborHTMLParser) -> dict[str, str]:
+def _json_ld(objects: Iterable[dict[str, Any]]) -> dict[str, str]:
     """datePublished / dateModified / author of the page's schema.org objects, first wins."""
     found: dict[str, str] = {}
-    for item in _ld_objects(tree):
+    for item in objects:
         for key, name in (("datePublished", "published"), ("dateModified", "modified")):
             if isinstance(item.get(key), str):
                 found.setdefault(name, item[key])

@@ -161,7 +161,7 @@ async def _read(
 
 def _readers(settings: Settings) -> readers.Pool:
     size = settings.read_processes or readers.default_size(settings.fetch_concurrency)
-    return readers.pool(size)
+    return readers.pool(size, idle_s=settings.read_idle_s)
 
 
 def _page(
