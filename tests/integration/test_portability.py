@@ -13,11 +13,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lookout.watches import feeds
+from lookout.db import repo
+from lookout.watches import feeds, service
 from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, tenant_factory
 from tests.integration.test_notify_watches import Stack, page, stack
-from tests.integration.test_watches import make_watch
+from tests.integration.test_watches import make_watch, owner
 
 __all__ = ["page", "stack", "tenant_factory"]
 
@@ -285,3 +286,43 @@ async def test_viewers_may_export_but_not_import(
 async def _viewer_headers(stack: Stack, db: asyncpg.Pool, tenant: Tenant) -> dict[str, Any]:
     cookie = await factories.member_cookie(db, stack.services.settings, tenant, role="viewer")
     return {"cookies": cookie, "headers": {"Origin": factories.page_origin(stack.client)}}
+
+
+async def test_a_feed_lists_the_run_where_a_condition_became_true_even_without_a_diff(
+    stack: Stack, tenant_factory: TenantFactory, page: dict[str, Any], db: asyncpg.Pool
+) -> None:
+    # Given a watch told to say when the menu mentions "Fresh bread", which it does at once
+    tenant = await tenant_factory()
+    chat = await repo.insert_chat(
+        db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title="bread"
+    )
+    mentions = {"kind": "mentions", "value": None, "text": "Fresh bread", "unit": None}
+    watch = await service.create(
+        db, stack.services.settings, owner(tenant), chat=chat,
+        message=f"tell me when {page['url']} mentions fresh bread", cadence="0 * * * *",
+        condition=mentions,
+    )  # fmt: skip
+    made = await make_feed(stack, tenant, watch_id=str(watch.id))
+
+    # When it is checked (a first look: no diff), checked again unchanged (still met)
+    assert await stack.run(watch) == "succeeded"
+    assert await stack.run(watch) == "succeeded"
+
+    # Then the feed has the one run where the condition became true, and says so
+    entries = ET.fromstring((await read_feed(stack, made["url"]))[1]).findall(f"{ATOM}entry")
+    assert len(entries) == 1
+    title = entries[0].findtext(f"{ATOM}title") or ""
+    assert title == "Lookout: Condition met: the page mentions “Fresh bread”."
+    assert "mentions fresh bread" in (entries[0].findtext(f"{ATOM}content") or "")
+
+    # When the bread goes (a change, not met) and comes back (a change, met again)
+    page["lines"] = ["Soup of the day"]
+    assert await stack.run(watch) == "succeeded"
+    page["lines"] = ["Soup of the day", "Fresh bread"]
+    assert await stack.run(watch) == "succeeded"
+
+    # Then both changes are listed too, the newest saying the condition is met again
+    entries = ET.fromstring((await read_feed(stack, made["url"]))[1]).findall(f"{ATOM}entry")
+    titles = [entry.findtext(f"{ATOM}title") or "" for entry in entries]
+    assert len(titles) == 3 and titles[0] == titles[2] and "Condition met" not in titles[1]
+    assert "Fresh bread" in (entries[0].findtext(f"{ATOM}content") or "")

@@ -129,11 +129,17 @@ class PageDiff(_Out):
 
 
 class CheckPage(_Out):
-    url = _text()
+    url = _text(description="The page, or the search (verb and arguments) of a results watch")
     title = _text()
+    kind = fields.String(
+        required=True, validate=validate.OneOf(("page", "items")),
+        metadata={"description": "page: a page's content; items: a search's or maps results"},
+    )  # fmt: skip
     digest = _text(description="sha-256 of the content")
     size = fields.Integer(required=True)
-    content = _text(description="The page's main content (markdown) at this check")
+    content = _text(
+        description="The page's main content (markdown) at this check, or the results, one a line"
+    )
     diff = fields.Nested(PageDiff, required=True, allow_none=True)
 
 
