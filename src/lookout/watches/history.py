@@ -190,7 +190,6 @@ def diff(before: str, after: str) -> dict[str, Any]:
     {before, after}, added, removed, moved, counts) and each change in words."""
     then, now = changes.page_entry(before), changes.page_entry(after)
     found = changes.compare(then, now)
-    out = changes.lists(found)
     return _listed(found)
 
 
