@@ -326,3 +326,38 @@ async def test_a_feed_lists_the_run_where_a_condition_became_true_even_without_a
     titles = [entry.findtext(f"{ATOM}title") or "" for entry in entries]
     assert len(titles) == 3 and titles[0] == titles[2] and "Condition met" not in titles[1]
     assert "Fresh bread" in (entries[0].findtext(f"{ATOM}content") or "")
+
+
+async def test_imported_tags_are_on_the_watches_page_and_filter_it(
+    stack: Stack, tenant_factory: TenantFactory
+) -> None:
+    # Given a changedetection.io backup imported, and a watch of another workspace with a tag
+    tenant, other = await tenant_factory(), await tenant_factory()
+    for who in (tenant, other):
+        status, _ = await stack.call(
+            "POST", ws(who, "/watches/import"), who,
+            json={"source": "changedetection.io", "file": cdio_sample()},
+        )  # fmt: skip
+        assert status == 201
+
+    # When the watches page is read, Then each row carries its tags
+    _, listed = await stack.call("GET", "/api/watches", tenant)
+    tags = {row["chat_title"]: row["tags"] for row in listed["data"]["watches"]}
+    assert tags == {
+        "Oat milk price": ["Groceries"],
+        "Release notes — News Example": ["Work", "changelog"],
+        "Status page": [],
+    }
+
+    # And filtered by a tag (case and spaces aside), only its watches, of this workspace only
+    for asked in ("work", " WORK "):
+        status, found = await stack.call("GET", "/api/watches", tenant, params={"tag": asked})
+        assert status == 200, found
+        assert [r["chat_title"] for r in found["data"]["watches"]] == [
+            "Release notes — News Example"
+        ]
+    _, none = await stack.call("GET", "/api/watches", tenant, params={"tag": "Nope"})
+    assert none["data"]["watches"] == []
+    for bad in ({"tag": "x" * 51}, {"tag": ""}, {"label": "Work"}):
+        status, refused = await stack.call("GET", "/api/watches", tenant, params=bad)
+        assert status == 400 and refused["error"]["code"] == "invalid_input", refused
