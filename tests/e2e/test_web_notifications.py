@@ -179,9 +179,7 @@ async def test_a_changedetection_backup_imported_from_settings_becomes_watches_o
     await page.get_by_role("link", name="See all watches").click()
     rows = page.locator("tr.watch-row")
     await expect(rows).to_have_count(3)
-    await expect(rows.filter(has_text="oat-milk").locator(".watch-tags")).to_have_text(
-        "Groceries"
-    )
+    await expect(rows.filter(has_text="oat-milk").locator(".watch-tags")).to_have_text("Groceries")
     await page.get_by_label("Tag", exact=True).select_option("Work")
     await expect(rows).to_have_count(1)
     await expect(rows.first).to_contain_text("news.example/releases")
