@@ -174,4 +174,21 @@ async def test_a_changedetection_backup_imported_from_settings_becomes_watches_o
     await expect(watching.filter(has_text="Oat milk price")).to_contain_text("every hour")
     await expect(watching.filter(has_text="Status page")).to_contain_text("every 30 minutes")
     await phone.shot("03-chats")
+
+    # And the watches page shows each watch's tags from the backup, and filters by them
+    await page.get_by_role("link", name="See all watches").click()
+    rows = page.locator("tr.watch-row")
+    await expect(rows).to_have_count(3)
+    await expect(rows.filter(has_text="oat-milk").locator(".watch-tags")).to_have_text("Groceries")
+    await page.get_by_label("Tag", exact=True).select_option("Work")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("news.example/releases")
+    await expect(rows.first.locator(".tag-chip")).to_have_text(["Work", "changelog"])
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await phone.shot("04-watches-by-tag")
+    await page.get_by_label("Tag", exact=True).select_option("")
+    await expect(rows).to_have_count(3)
+    await rows.filter(has_text="oat-milk").get_by_role("button", name="Groceries").click()
+    await expect(rows).to_have_count(1)
+    await expect(page.get_by_label("Tag", exact=True)).to_have_value("Groceries")
     assert phone.errors == []

@@ -49,9 +49,14 @@ async def test_propose_change_start_pause_resume_and_edit_a_watch(
     await panel.get_by_role("button", name="Resume").click()
     await expect(panel.get_by_role("button", name="Pause")).to_be_visible()
 
-    # When they edit its cadence, Then the panel shows the new schedule
+    # When they edit its cadence, and the panel is redrawn while they type (here: they pause it;
+    # a reload of the chat after an event does the same), Then the form stays open as typed
     await panel.get_by_role("button", name="Edit").click()
     await panel.get_by_label("Cadence (cron)").fill("0 */2 * * *")
+    await panel.get_by_role("button", name="Pause").click()
+    await expect(panel.get_by_role("button", name="Resume")).to_be_visible()
+    await expect(panel.get_by_label("Cadence (cron)")).to_have_value("0 */2 * * *")
+    # and saving it, the panel shows the new schedule
     await panel.get_by_role("button", name="Save").click()
     await expect(panel).to_contain_text("every 2 hours")
     await desktop.shot("03-edited")

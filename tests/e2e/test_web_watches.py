@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab
@@ -204,3 +205,68 @@ async def test_on_a_phone_the_zone_list_history_and_keys_fit(
     await expect(page.get_by_label("Default time zone")).to_have_value("UTC")
     await phone_tokyo.shot("04-phone-keys")
     assert phone_tokyo.errors == []
+
+
+@pytest.fixture
+async def site(aiohttp_server: Any) -> dict[str, Any]:
+    """A small site whose home page links to the pages in `pages`."""
+    state: dict[str, Any] = {"pages": ["/menu", "/hours"]}
+
+    async def home(request: web.Request) -> web.Response:
+        links = "".join(f'<li><a href="{path}">{path[1:]}</a></li>' for path in state["pages"])
+        return web.Response(text=f"<html><body><ul>{links}</ul></body></html>",
+                            content_type="text/html")  # fmt: skip
+
+    async def leaf(request: web.Request) -> web.Response:
+        return web.Response(text="<html><body>a page</body></html>", content_type="text/html")
+
+    site_app = web.Application()
+    site_app.router.add_get("/", home)
+    site_app.router.add_get("/{name}", leaf)
+    server = await aiohttp_server(site_app)
+    state["url"] = str(server.make_url("/"))
+    return state
+
+
+async def test_a_site_watch_history_shows_its_results_then_and_what_was_added(
+    lookout_url: str, worker: Path, site: dict[str, Any], desktop_ny: Tab
+) -> None:
+    page = desktop_ny.page
+    accept_dialogs(page)
+
+    # Given a watch of a site's pages, checked before and after the site gains a page
+    await sign_up_and_ask(page, lookout_url, f"watch the pages of {site['url']} every day")
+    await page.get_by_role("link", name="Watches").click()
+    row = page.locator("tr.watch-row")
+    await expect(row).to_have_count(1)
+    await run_now(page, row)
+    site["pages"] = ["/menu", "/hours", "/events"]
+    await run_now(page, row)
+
+    # When its history is opened
+    await row.get_by_role("link", name="History").click()
+    checks = page.locator("tr.check-row")
+    await expect(checks).to_have_count(2)
+    await expect(checks.get_by_text("Nothing kept")).to_have_count(0)
+
+    # Then the newest check's diff says the new page was added, and its results are kept
+    diff = page.get_by_test_id("diff")
+    await expect(diff.locator(".diff-added")).to_contain_text("/events")
+    await expect(diff.locator(".diff-removed")).to_have_count(0)
+    await page.get_by_text("The results as they were then").click()
+    await expect(page.locator(".page-content")).to_contain_text("/events")
+    await desktop_ny.shot("01-site-history")
+
+    # And the older check, picked, has the results as they were then (no /events)
+    await checks.nth(1).get_by_role("button", name="View").click()
+    await page.get_by_text("The results as they were then").click()
+    await expect(page.locator(".page-content")).to_contain_text("/hours")
+    await expect(page.locator(".page-content")).not_to_contain_text("/events")
+
+    # And at phone width it fits the screen
+    await page.set_viewport_size(PHONE)  # type: ignore[arg-type]
+    await checks.nth(0).get_by_role("button", name="View").click()
+    await expect(diff.locator(".diff-added")).to_contain_text("/events")
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    await desktop_ny.shot("02-site-history-phone")
+    assert desktop_ny.errors == []

@@ -13,11 +13,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lookout.watches import feeds
+from lookout.db import repo
+from lookout.watches import feeds, service
 from tests.integration import factories
 from tests.integration.factories import Tenant, TenantFactory, tenant_factory
 from tests.integration.test_notify_watches import Stack, page, stack
-from tests.integration.test_watches import make_watch
+from tests.integration.test_watches import make_watch, owner
 
 __all__ = ["page", "stack", "tenant_factory"]
 
@@ -285,3 +286,78 @@ async def test_viewers_may_export_but_not_import(
 async def _viewer_headers(stack: Stack, db: asyncpg.Pool, tenant: Tenant) -> dict[str, Any]:
     cookie = await factories.member_cookie(db, stack.services.settings, tenant, role="viewer")
     return {"cookies": cookie, "headers": {"Origin": factories.page_origin(stack.client)}}
+
+
+async def test_a_feed_lists_the_run_where_a_condition_became_true_even_without_a_diff(
+    stack: Stack, tenant_factory: TenantFactory, page: dict[str, Any], db: asyncpg.Pool
+) -> None:
+    # Given a watch told to say when the menu mentions "Fresh bread", which it does at once
+    tenant = await tenant_factory()
+    chat = await repo.insert_chat(
+        db, workspace_id=tenant.workspace.id, created_by=tenant.user.id, title="bread"
+    )
+    mentions = {"kind": "mentions", "value": None, "text": "Fresh bread", "unit": None}
+    watch = await service.create(
+        db, stack.services.settings, owner(tenant), chat=chat,
+        message=f"tell me when {page['url']} mentions fresh bread", cadence="0 * * * *",
+        condition=mentions,
+    )  # fmt: skip
+    made = await make_feed(stack, tenant, watch_id=str(watch.id))
+
+    # When it is checked (a first look: no diff), checked again unchanged (still met)
+    assert await stack.run(watch) == "succeeded"
+    assert await stack.run(watch) == "succeeded"
+
+    # Then the feed has the one run where the condition became true, and says so
+    entries = ET.fromstring((await read_feed(stack, made["url"]))[1]).findall(f"{ATOM}entry")
+    assert len(entries) == 1
+    title = entries[0].findtext(f"{ATOM}title") or ""
+    assert title == "Lookout: Condition met: the page mentions “Fresh bread”."
+    assert "mentions fresh bread" in (entries[0].findtext(f"{ATOM}content") or "")
+
+    # When the bread goes (a change, not met) and comes back (a change, met again)
+    page["lines"] = ["Soup of the day"]
+    assert await stack.run(watch) == "succeeded"
+    page["lines"] = ["Soup of the day", "Fresh bread"]
+    assert await stack.run(watch) == "succeeded"
+
+    # Then both changes are listed too, the newest saying the condition is met again
+    entries = ET.fromstring((await read_feed(stack, made["url"]))[1]).findall(f"{ATOM}entry")
+    titles = [entry.findtext(f"{ATOM}title") or "" for entry in entries]
+    assert len(titles) == 3 and titles[0] == titles[2] and "Condition met" not in titles[1]
+    assert "Fresh bread" in (entries[0].findtext(f"{ATOM}content") or "")
+
+
+async def test_imported_tags_are_on_the_watches_page_and_filter_it(
+    stack: Stack, tenant_factory: TenantFactory
+) -> None:
+    # Given a changedetection.io backup imported, and a watch of another workspace with a tag
+    tenant, other = await tenant_factory(), await tenant_factory()
+    for who in (tenant, other):
+        status, _ = await stack.call(
+            "POST", ws(who, "/watches/import"), who,
+            json={"source": "changedetection.io", "file": cdio_sample()},
+        )  # fmt: skip
+        assert status == 201
+
+    # When the watches page is read, Then each row carries its tags
+    _, listed = await stack.call("GET", "/api/watches", tenant)
+    tags = {row["chat_title"]: row["tags"] for row in listed["data"]["watches"]}
+    assert tags == {
+        "Oat milk price": ["Groceries"],
+        "Release notes — News Example": ["Work", "changelog"],
+        "Status page": [],
+    }
+
+    # And filtered by a tag (case and spaces aside), only its watches, of this workspace only
+    for asked in ("work", " WORK "):
+        status, found = await stack.call("GET", "/api/watches", tenant, params={"tag": asked})
+        assert status == 200, found
+        assert [r["chat_title"] for r in found["data"]["watches"]] == [
+            "Release notes — News Example"
+        ]
+    _, none = await stack.call("GET", "/api/watches", tenant, params={"tag": "Nope"})
+    assert none["data"]["watches"] == []
+    for bad in ({"tag": "x" * 51}, {"tag": ""}, {"label": "Work"}):
+        status, refused = await stack.call("GET", "/api/watches", tenant, params=bad)
+        assert status == 400 and refused["error"]["code"] == "invalid_input", refused

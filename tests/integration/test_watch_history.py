@@ -9,6 +9,7 @@ import datetime as dt
 import gzip
 import json
 import uuid
+import zoneinfo
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -409,6 +410,43 @@ async def test_a_new_watch_runs_in_the_browsers_time_zone_unless_the_message_nam
     _, prefs = await stack.call("GET", f"/api/workspaces/{tenant.workspace.id}/watch-settings",
                                 tenant)  # fmt: skip
     assert prefs["data"] == {"timezone": "Europe/Paris", "history_retention_days": 90}
+
+
+async def test_what_are_you_watching_says_the_next_check_in_the_watchs_zone_and_the_askers(
+    stack: Stack, tenant_factory: TenantFactory, page: dict[str, Any]
+) -> None:
+    # Given a watch started from New York at 9am on weekdays
+    tenant = await tenant_factory()
+    watch = await stack.watch(
+        tenant, f"watch {page['url']} every weekday at 9am", timezone="America/New_York"
+    )
+    base = str(stack.client.make_url("")).rstrip("/")
+    path = f"/api/chats/{watch['chat_id']}/messages"
+
+    async def ask(zone: str) -> str:
+        said = await sse.stream(
+            base,
+            "POST",
+            path,
+            headers=tenant.headers,
+            json_body={"text": "what are you watching?", "timezone": zone},
+        )
+        return str(said.text)  # fmt: skip
+
+    # When someone in Paris asks what it watches, Then the next check is said at 09:00 New York
+    # time, and 15:00 (or 14:00 on the days the two zones' DST differ) in theirs
+    nxt = dt.datetime.fromisoformat(watch["next_run_at"])
+    there = nxt.astimezone(zoneinfo.ZoneInfo("America/New_York"))
+    here = nxt.astimezone(zoneinfo.ZoneInfo("Europe/Paris"))
+    answer = await ask("Europe/Paris")
+    assert (
+        f"Next check: {there:%Y-%m-%d} 09:00 America/New_York ({here:%H:%M} your time, "
+        "Europe/Paris)." in answer
+    ), answer
+    assert "UTC" not in answer
+    # And someone in New York hears it once
+    answer = await ask("America/New_York")
+    assert f"Next check: {there:%Y-%m-%d} 09:00 America/New_York." in answer, answer
 
 
 async def test_a_message_with_an_unknown_time_zone_is_refused(

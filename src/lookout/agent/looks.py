@@ -60,6 +60,8 @@ def found(
     """What changed in a search's, a site's or a maps search's results since the last look."""
     key = results.key_of(verb, arguments)
     entry = results.entry(verb, output)
+    # A watch's history keeps the results at each check as it keeps a page (watches.history).
+    ctx.pages_read.append({"url": key, "title": key, "kind": "items", "items": entry["items"]})
     looked = changes.track(pages, key, entry, at=_at(ctx), title=key, scheduled=ctx.scheduled)
     return _said(looked, ctx)
 

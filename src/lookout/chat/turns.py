@@ -40,8 +40,9 @@ WatchFactory = Callable[[TurnContext], WatchTools | None]
 # A watch run's final (status, error) when the turn's parts alone decide it, else None: the run
 # is then finished in the statement that stores the answer (see runner).
 RunEnd = Callable[[list[parts.Part]], tuple[str, str | None] | None]
-# What a watch run keeps of its turn: the pages it read ({url, title, markdown}) and the credits
-# its verb calls settled (watches.history).
+# What a watch run keeps of its turn: the pages it read ({url, title, markdown}), the results of
+# the searches it made ({url: the search, title, kind: "items", items: {identity: line}}) and
+# the credits its verb calls settled (watches.history).
 RunRead = Callable[[list[dict[str, Any]], int], Awaitable[None]]
 
 

@@ -32,6 +32,8 @@ class ChangedRun(Row):
     changes: dict[str, Any]
     action: dict[str, Any]
     workspace_name: str
+    became_met: bool = False  # the run where the watch's condition became true
+    value: Any = None  # what that run read
 
 
 async def set_target_default(

@@ -49,6 +49,7 @@ class CheckPage(Row):
     body: bytes = dataclasses.field(repr=False)
     size: int
     base_body: bytes | None = dataclasses.field(default=None, repr=False)
+    kind: str = "page"  # or "items": a search's results (migration 0016)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +63,7 @@ class StoredPage:
     body: bytes
     size: int
     base: str | None = None
+    kind: str = "page"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +140,7 @@ async def store_page(
     )  # fmt: skip
     await repo.execute(
         db, "insert_run_page", run_id, automation_id, workspace_id, page.url, page.title,
-        page.digest,
+        page.digest, page.kind,
     )  # fmt: skip
 
 

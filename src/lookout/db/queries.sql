@@ -970,8 +970,10 @@ RETURNING id, workspace_id, created_by, trigger, action, enabled, next_run_at, n
           created_at, updated_at;
 
 -- name: set_run_condition
--- What a run read and whether the watch's condition was met.
-UPDATE automation_runs SET condition_met = $2, value = $3 WHERE id = $1;
+-- What a run read, whether the watch's condition was met and whether it became so ($4, the
+-- verdict that notifies; a feed lists that run).
+UPDATE automation_runs SET condition_met = $2, value = $3, condition_became_met = $4
+WHERE id = $1;
 
 -- name: watches_for_threads_any
 -- The watch of each listed chat, running or paused (automations_thread_any_idx), with its last run.
@@ -1171,13 +1173,17 @@ UPDATE feed_tokens SET last_used_at = now() WHERE token_hash = $1
 RETURNING id, workspace_id, automation_id, prefix, created_at, rotated_at, last_used_at;
 
 -- name: list_changed_runs
--- The newest runs that found a change, of the workspace or of one watch ($2), for its feed.
-SELECT r.id, r.automation_id, r.finished_at, r.changes, a.action, w.name AS workspace_name
+-- The newest runs that found a change or whose condition became true, of the workspace or of
+-- one watch ($2), for its feed (automation_runs_feed_idx).
+SELECT r.id, r.automation_id, r.finished_at, coalesce(r.changes, '{}'::jsonb) AS changes,
+       a.action, w.name AS workspace_name, coalesce(r.condition_became_met, false) AS became_met,
+       r.value
 FROM automation_runs r
 JOIN automations a ON a.id = r.automation_id AND a.workspace_id = r.workspace_id
 JOIN workspaces w ON w.id = r.workspace_id
 WHERE r.workspace_id = $1 AND ($2::uuid IS NULL OR r.automation_id = $2)
-  AND (r.changes ->> 'changed') = 'true' AND r.finished_at IS NOT NULL
+  AND ((r.changes ->> 'changed') = 'true' OR r.condition_became_met)
+  AND r.finished_at IS NOT NULL
 ORDER BY r.finished_at DESC LIMIT $3;
 
 -- name: get_workspace_name
@@ -1218,7 +1224,7 @@ LEFT JOIN LATERAL (
     ORDER BY scheduled_for DESC LIMIT 1
 ) ch ON true
 LEFT JOIN LATERAL (
-    SELECT url, title FROM run_pages WHERE automation_id = a.id
+    SELECT url, title FROM run_pages WHERE automation_id = a.id AND kind = 'page'
     ORDER BY checked_at DESC LIMIT 1
 ) pg ON true
 WHERE a.workspace_id = $1
@@ -1255,7 +1261,7 @@ ORDER BY r.scheduled_for DESC LIMIT 1;
 -- name: get_check_pages
 -- The pages a check read, with their stored (compressed) content and the content it is
 -- compressed against, if any.
-SELECT p.url, p.title, p.digest, c.body, c.size, b.body AS base_body
+SELECT p.url, p.title, p.kind, p.digest, c.body, c.size, b.body AS base_body
 FROM run_pages p
 JOIN page_contents c ON c.automation_id = p.automation_id AND c.digest = p.digest
 LEFT JOIN page_contents b ON b.automation_id = c.automation_id AND b.digest = c.base
@@ -1291,9 +1297,11 @@ VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (automation_id, digest) DO UPDATE SET seen_at = now();
 
 -- name: insert_run_page
-INSERT INTO run_pages (run_id, automation_id, workspace_id, url, title, digest)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (run_id, url) DO UPDATE SET title = EXCLUDED.title, digest = EXCLUDED.digest;
+-- $7: 'page' (a page's markdown) or 'items' (a search's or a maps search's results).
+INSERT INTO run_pages (run_id, automation_id, workspace_id, url, title, digest, kind)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (run_id, url) DO UPDATE
+SET title = EXCLUDED.title, digest = EXCLUDED.digest, kind = EXCLUDED.kind;
 
 -- name: set_run_credits
 UPDATE automation_runs SET credits = $2 WHERE id = $1;

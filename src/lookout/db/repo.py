@@ -1317,9 +1317,10 @@ async def update_automation_watch(
 
 
 async def set_run_condition(
-    db: Executor, *, run_id: uuid.UUID, condition_met: bool | None, value: Any
-) -> None:
-    await execute(db, "set_run_condition", run_id, condition_met, value)
+    db: Executor, *, run_id: uuid.UUID, condition_met: bool | None, value: Any,
+    became_met: bool = False,
+) -> None:  # fmt: skip
+    await execute(db, "set_run_condition", run_id, condition_met, value, became_met)
 
 
 async def watches_for_threads_any(

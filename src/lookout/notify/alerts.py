@@ -27,6 +27,12 @@ def verdict_of(emitted: list[Any]) -> dict[str, Any] | None:
     return dict(found[-1]["data"]) if found else None
 
 
+def became_met(verdict: dict[str, Any]) -> bool:
+    """Whether this run is the one where the condition became true: met, and notified for it
+    (edge-triggered in agent.conditions; a subject no longer found notifies but is not met)."""
+    return verdict.get("met") is True and bool(verdict.get("notify"))
+
+
 def stored_value(value: Any) -> Any:
     """What the run record keeps of the value read: a number, a yes/no, a short list."""
     if isinstance(value, list):
@@ -48,6 +54,7 @@ async def after_run(
             run_id=run_id,
             condition_met=verdict.get("met"),
             value=stored_value(verdict.get("value")),
+            became_met=succeeded and became_met(verdict),
         )
         if succeeded and verdict.get("notify"):
             delivery_ids = await prepare(services, automation, run_id, verdict)

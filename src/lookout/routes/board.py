@@ -33,7 +33,8 @@ def _load(kind: type[marshmallow.Schema], data: Any, what: str) -> dict[str, Any
 
 async def list_watches(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
-    rows = await board.listing(request.app[appkeys.DB], principal)
+    query = _load(schema.WatchesQuery, dict(request.query), "query")
+    rows = await board.listing(request.app[appkeys.DB], principal, query["tag"])
     return common.ok(request, {"watches": rows})
 
 

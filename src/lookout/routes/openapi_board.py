@@ -9,11 +9,13 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from lookout.routes import responses
 from lookout.routes.openapi_ops import number, path_param, plain
+from lookout.schema import portability as portability_schema
 from lookout.schema import watches as watch_schemas
 
 ACTIONS = ("run", "pause", "resume", "stop")
 MAX_BULK = 100
 MAX_CHECKS = 200
+MAX_TAG = portability_schema.MAX_TAG
 
 
 class _In(Schema):
@@ -24,6 +26,10 @@ class _In(Schema):
 class Bulk(_In):
     action = fields.String(required=True, validate=validate.OneOf(ACTIONS))
     ids = fields.List(fields.UUID(), required=True, validate=validate.Length(min=1, max=MAX_BULK))
+
+
+class WatchesQuery(_In):
+    tag = fields.String(load_default=None, validate=validate.Length(min=1, max=MAX_TAG))
 
 
 class HistoryQuery(_In):
@@ -74,6 +80,10 @@ class WatchRow(_Out):
     last_checked_at = _when(nullable=True)
     last_changed_at = _when(nullable=True)
     next_run_at = _when(nullable=True)
+    tags = fields.List(
+        fields.String(), required=True,
+        metadata={"description": "Its tags (from an import, changedetection.io's included)"},
+    )  # fmt: skip
 
 
 class WatchRows(_Out):
@@ -129,11 +139,17 @@ class PageDiff(_Out):
 
 
 class CheckPage(_Out):
-    url = _text()
+    url = _text(description="The page, or the search (verb and arguments) of a results watch")
     title = _text()
+    kind = fields.String(
+        required=True, validate=validate.OneOf(("page", "items")),
+        metadata={"description": "page: a page's content; items: a search's or maps results"},
+    )  # fmt: skip
     digest = _text(description="sha-256 of the content")
     size = fields.Integer(required=True)
-    content = _text(description="The page's main content (markdown) at this check")
+    content = _text(
+        description="The page's main content (markdown) at this check, or the results, one a line"
+    )
     diff = fields.Nested(PageDiff, required=True, allow_none=True)
 
 
@@ -152,6 +168,9 @@ _WATCH_ID, _RUN_ID, _WS = path_param("automation_id"), path_param("run_id"), pat
 _BEFORE = {"name": "before", "in": "query", "required": False,
            "schema": {"type": "string", "format": "date-time"},
            "description": "Checks before this time (a page's `next_before`)"}  # fmt: skip
+_TAG = {"name": "tag", "in": "query", "required": False,
+        "schema": {"type": "string", "maxLength": MAX_TAG},
+        "description": "Only the watches with this tag (case and spaces aside)"}  # fmt: skip
 _AGAINST = {"name": "against", "in": "query", "required": False,
             "schema": {"type": "string", "format": "uuid"},
             "description": "Compare with this check (default: the previous one)"}  # fmt: skip
@@ -161,7 +180,7 @@ def paths() -> dict[str, dict[str, Any]]:
     return {
         "/api/watches": {"get": plain(
             "watches_board", "Every watch of the workspace with its status, last check and "
-            "last change", tag="watches", data=WatchRows,
+            "last change", tag="watches", data=WatchRows, parameters=(_TAG,),
         )},
         "/api/watches/bulk": {"post": plain(
             "watches_bulk", "Run, pause, resume or stop many watches", tag="watches",

@@ -13,7 +13,8 @@ from lookout.schema import portability as schema
 _WS = path_param("ws")
 _FEED_ID, _FEED_TOKEN = path_param("feed_id"), path_param("feed_token")
 _ATOM = {
-    "description": "The Atom 1.0 feed: the newest changes the watches found, newest first",
+    "description": "The Atom 1.0 feed: the newest changes the watches found and conditions "
+    "that became true, newest first",
     "content": {"application/atom+xml": {"schema": {"type": "string"}}},
 }
 

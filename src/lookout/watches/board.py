@@ -12,6 +12,7 @@ from lookout import errors
 from lookout.access.principals import Principal
 from lookout.agent import urls
 from lookout.db import history as history_db
+from lookout.db import repo
 from lookout.settings import Settings
 from lookout.watches import controls, service
 
@@ -44,19 +45,36 @@ def view(row: history_db.WatchRow) -> dict[str, Any]:
         "condition": shown["condition"], "condition_words": shown["condition_words"],
         "enabled": row.enabled, "status": status(row), "last_error": row.last_error,
         "last_checked_at": _iso(row.last_checked_at), "last_changed_at": _iso(row.last_changed_at),
-        "next_run_at": shown["next_run_at"] if row.enabled else None,
+        "next_run_at": shown["next_run_at"] if row.enabled else None, "tags": tags_of(row),
     }  # fmt: skip
+
+
+def tags_of(automation: repo.Automation) -> list[str]:
+    """The watch's tags (kept in its settings by an import, a changedetection.io one's too)."""
+    found = automation.notify.get("tags")
+    return [str(tag) for tag in found if isinstance(tag, str)] if isinstance(found, list) else []
 
 
 def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-async def listing(db: asyncpg.Pool, principal: Principal) -> list[dict[str, Any]]:
+async def listing(
+    db: asyncpg.Pool, principal: Principal, tag: str | None = None
+) -> list[dict[str, Any]]:
+    """The workspace's watches; with `tag`, only those tagged so (case and spaces aside)."""
     rows = await history_db.list_watch_rows(
         db, workspace_id=principal.workspace_id, limit=MAX_LISTED
     )
-    return [view(row) for row in rows]
+    shown = [view(row) for row in rows]
+    if tag is None:
+        return shown
+    wanted = _folded(tag)
+    return [row for row in shown if wanted in {_folded(t) for t in row["tags"]}]
+
+
+def _folded(tag: str) -> str:
+    return " ".join(tag.split()).casefold()
 
 
 async def apply(

@@ -117,9 +117,10 @@ async def _rewrite(
     return updated
 
 
-def description(automation: repo.Automation) -> str:
+def description(automation: repo.Automation, viewer: str | None = None) -> str:
     """What the chat says to "what are you watching?": question, condition, cadence and zone,
-    next check, last result, how to stop."""
+    next check (in the watch's zone, and in `viewer`'s, the asker's browser's, when another),
+    last result, how to stop."""
     shown = service.summary(automation)
     condition = automation.action.get("condition")
     words, zone = str(shown["schedule"]), str(shown["timezone"])
@@ -133,10 +134,24 @@ def description(automation: repo.Automation) -> str:
     if not automation.enabled:
         said.append("It is paused: say “resume watching” to start it again.")
     elif automation.next_run_at is not None:
-        said.append(f"Next check: {automation.next_run_at:%Y-%m-%d %H:%M} UTC.")
+        said.append(next_check(automation.next_run_at, zone, viewer))
     said.append(_last(automation, condition))
     said.append("Say “pause watching”, “check it hourly instead” or “stop watching” to change it.")
     return " ".join(s for s in said if s)
+
+
+def next_check(at: dt.datetime, zone: str, viewer: str | None) -> str:
+    """ "Next check: 2026-12-03 09:00 America/New_York (15:00 your time, Europe/Paris)." """
+    theirs = at.astimezone(schedule.zone(zone))
+    said = f"Next check: {theirs:%Y-%m-%d %H:%M} {zone}"
+    if viewer and viewer != zone:
+        try:
+            mine = at.astimezone(schedule.zone(viewer))
+        except errors.InvalidInput:  # the browser's zone is a hint: an unknown one is left out
+            return said + "."
+        day = "" if mine.date() == theirs.date() else f"{mine:%Y-%m-%d} "
+        said += f" ({day}{mine:%H:%M} your time, {viewer})"
+    return said + "."
 
 
 def _last(automation: repo.Automation, condition: dict[str, Any] | None) -> str:

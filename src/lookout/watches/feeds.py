@@ -1,6 +1,7 @@
-"""Feeds: an Atom feed of what the watches found, per workspace and per watch, behind a secret
-URL (like changedetection.io's RSS). The token is made here, shown once, kept as SHA-256,
-rotated in place and revoked; whoever holds the URL reads the feed, nobody else."""
+"""Feeds: an Atom feed of what the watches found (a change, or a condition that became true),
+per workspace and per watch, behind a secret URL (like changedetection.io's RSS). The token is
+made here, shown once, kept as SHA-256, rotated in place and revoked; whoever holds the URL
+reads the feed, nobody else."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import asyncpg
 
 from lookout import errors
 from lookout.access.principals import Principal
+from lookout.agent import conditions
 from lookout.db import feeds as feeds_db
 from lookout.notify import message
 from lookout.settings import Settings
@@ -100,14 +102,33 @@ def _title(name: str, feed: feeds_db.FeedToken, runs: list[feeds_db.ChangedRun])
 
 
 def _entry(settings: Settings, run: feeds_db.ChangedRun) -> atom.Entry:
+    """A run that found a change says it; one whose condition became true says that first
+    (with what it read), with the change too when there was one."""
     sources = [s for s in run.changes.get("sources") or [] if isinstance(s, dict) and s.get("url")]
     chat_id = uuid.UUID(str(run.action.get("thread_id")))
     link = message.chat_link(settings.public_url, chat_id)
+    question = str(run.action.get("message", ""))
+    said = [message.summary(sources), message.body(sources, link, chat_id)] if sources else []
+    if run.became_met:
+        met = met_words(run.action.get("condition"), run.value)
+        text = "\n\n".join([f"{met} Question: {question}", *said] if said else [met, question])
+        return atom.Entry(run.id, f"Lookout: {met}"[:250], run.finished_at, text, link)
     if not sources:
-        return atom.Entry(run.id, "Lookout: something changed", run.finished_at,
-                          str(run.action.get("message", "")), link)  # fmt: skip
-    text = message.summary(sources) + "\n\n" + message.body(sources, link, chat_id)
-    return atom.Entry(run.id, message.title(sources), run.finished_at, text, link)
+        return atom.Entry(run.id, "Lookout: something changed", run.finished_at, question, link)
+    return atom.Entry(run.id, message.title(sources), run.finished_at, "\n\n".join(said), link)
+
+
+def met_words(condition: Any, value: Any) -> str:
+    """ "Condition met: the price is below 5 € (read 4.80 €)." """
+    wanted = conditions.describe(condition) if isinstance(condition, dict) else "it happened"
+    unit = condition.get("unit") if isinstance(condition, dict) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        read = f" (read {conditions.money(value, unit)})"
+    elif isinstance(value, list) and value:
+        read = f" (new: {'; '.join(str(item) for item in value[:5])})"
+    else:
+        read = ""
+    return f"Condition met: {wanted}{read}."
 
 
 def _gone() -> errors.NotFound:

@@ -2,12 +2,15 @@
 
 The content of a page at a check is stored once per watch per distinct content (its sha-256),
 compressed (watches.snapshots): a page that did not change costs a small row per check, one that
-changed a little costs about its edit.
+changed a little costs about its edit. A search's, a site's or a maps search's results are kept
+the same way ("items": the results' {identity: line} as JSON, at most agent.results.MAX_ITEMS
+lines of ITEM_CHARS), and compared item by item as the chat compares them (agent.results).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from typing import Any
 
@@ -15,7 +18,7 @@ import asyncpg
 
 from lookout import errors
 from lookout.access.principals import Principal
-from lookout.agent import changes
+from lookout.agent import changes, results
 from lookout.db import history as history_db
 from lookout.db import repo
 from lookout.watches import service, snapshots
@@ -29,12 +32,14 @@ async def record(
     db: asyncpg.Pool, automation: repo.Automation, run_id: uuid.UUID,
     pages: list[dict[str, Any]], credits: int,
 ) -> None:  # fmt: skip
-    """Keep what a check read ({url, title, markdown} each) and what it cost."""
+    """Keep what a check read ({url, title, markdown} each, or a search's {url, title, kind:
+    "items", items}) and what it cost."""
     read = {str(page["url"])[:2048]: page for page in pages[:MAX_PAGES]}  # read twice: the last
     async with repo.transaction(db) as conn:
         for url, page in read.items():
-            raw = str(page["markdown"]).encode("utf-8")
-            found = await _stored(conn, automation.id, url, str(page.get("title") or ""), raw)
+            kind, raw = raw_of(page)
+            title = str(page.get("title") or "")
+            found = await _stored(conn, automation.id, url, title, raw, kind)
             if found is not None:
                 await history_db.store_page(
                     conn, run_id=run_id, automation_id=automation.id,
@@ -43,9 +48,18 @@ async def record(
         await history_db.set_run_credits(conn, run_id=run_id, credits=credits)
 
 
+def raw_of(page: dict[str, Any]) -> tuple[str, bytes]:
+    """(kind, the bytes kept): a page's markdown, or a search's results as JSON in their order."""
+    if page.get("kind") == "items":
+        items = {str(key): str(line) for key, line in dict(page["items"]).items()}
+        return "items", json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode()
+    return "page", str(page["markdown"]).encode("utf-8")
+
+
 async def _stored(
-    conn: asyncpg.Connection, automation_id: uuid.UUID, url: str, title: str, raw: bytes
-) -> history_db.StoredPage | None:
+    conn: asyncpg.Connection, automation_id: uuid.UUID, url: str, title: str, raw: bytes,
+    kind: str,
+) -> history_db.StoredPage | None:  # fmt: skip
     """The page ready to store: compressed against its latest base when that is smaller (and
     not compressed again when this content is stored already); None when too big to keep."""
     digest = snapshots.digest(raw)
@@ -57,7 +71,7 @@ async def _stored(
         base = latest.digest if used and latest is not None else None
         if len(body) > MAX_STORED:
             return None
-    return history_db.StoredPage(url, title[:300], digest, body, len(raw), base)
+    return history_db.StoredPage(url, title[:300], digest, body, len(raw), base, kind)
 
 
 def content(page: history_db.CheckPage) -> str:
@@ -151,12 +165,24 @@ async def _check(
 
 
 def _page_view(page: history_db.CheckPage, earlier: history_db.CheckPage | None) -> dict[str, Any]:
-    text = content(page)
-    view: dict[str, Any] = {"url": page.url, "title": page.title, "digest": page.digest,
-                            "size": page.size, "content": text, "diff": None}  # fmt: skip
-    if earlier is not None:
+    view: dict[str, Any] = {"url": page.url, "title": page.title, "kind": page.kind,
+                            "digest": page.digest, "size": page.size, "diff": None}  # fmt: skip
+    if page.kind == "items":
+        now = items_of(page)
+        view["content"] = "\n".join(now.values())
+        if earlier is not None and earlier.kind == "items":
+            view["diff"] = items_diff(items_of(earlier), now)
+        return view
+    view["content"] = text = content(page)
+    if earlier is not None and earlier.kind == "page":
         view["diff"] = diff(content(earlier), text)
     return view
+
+
+def items_of(page: history_db.CheckPage) -> dict[str, str]:
+    """A search's results at a check: {identity: line}, in their order."""
+    found = json.loads(content(page))
+    return {str(key): str(line) for key, line in found.items()} if isinstance(found, dict) else {}
 
 
 def diff(before: str, after: str) -> dict[str, Any]:
@@ -164,6 +190,16 @@ def diff(before: str, after: str) -> dict[str, Any]:
     {before, after}, added, removed, moved, counts) and each change in words."""
     then, now = changes.page_entry(before), changes.page_entry(after)
     found = changes.compare(then, now)
+    return _listed(found)
+
+
+def items_diff(before: dict[str, str], after: dict[str, str]) -> dict[str, Any]:
+    """Two checks' results compared item by item (agent.results): a place whose rating or
+    opening hours changed is modified (before -> after), a new one added, a gone one removed."""
+    return _listed(results.compare({"items": before}, {"items": after}))
+
+
+def _listed(found: list[Any]) -> dict[str, Any]:
     out = changes.lists(found)
     out["lines"] = [changes.said(c.kind, c.before, c.after) for c in found[: changes.DATA_ITEMS]]
     return out

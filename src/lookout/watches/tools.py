@@ -65,7 +65,7 @@ class ChatWatchTools:
 
     async def describe(self) -> str | None:
         found = await self._found()
-        return controls.description(found) if found is not None else None
+        return controls.description(found, self.zone) if found is not None else None
 
     async def set_enabled(self, enabled: bool) -> dict[str, Any] | None:
         found = await self._found()

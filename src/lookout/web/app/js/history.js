@@ -1,6 +1,6 @@
 // A watch's history (#/watches/<id>): its checks (time, changed or not, condition, credits),
-// and for any check the page as it was then and what changed against the previous check or
-// any other check picked, as before → after.
+// and for any check the page (or a search's, a maps search's results) as it was then and what
+// changed against the previous check or any other check picked, as before → after.
 
 import { get } from "./api.js";
 import { fromNow, h, replace, timeEl, uid } from "./dom.js";
@@ -78,7 +78,7 @@ export class HistoryView {
         h("td", { "data-label": "Condition" }, check.condition_met === null ? "—" : check.condition_met ? "Met" : "Not met"),
         h("td", { "data-label": "Credits", class: "num" }, check.credits ?? "—"),
         h("td", {}, check.pages ? h("button", { type: "button", class: "secondary small",
-          onclick: () => this.open(check.id, null) }, "View") : h("span", { class: "meta" }, "No page kept")))))));
+          onclick: () => this.open(check.id, null) }, "View") : h("span", { class: "meta" }, "Nothing kept")))))));
   }
 
   async open(checkId, against) {
@@ -103,10 +103,12 @@ export class HistoryView {
       h("h2", {}, "Check of ", timeEl(data.check.checked_at || data.check.scheduled_for)),
       others.length ? h("div", { class: "field compare-with" }, h("label", { for: pick }, "Compare with"), select) : null,
       data.against ? h("p", { class: "meta" }, "Changes since the check of ", timeEl(data.against.checked_at || data.against.scheduled_for), ":") : null,
-      data.pages.map((page) => h("article", { class: "check-page" },
-        h("h3", {}, page.title || page.url), h("p", { class: "meta url" }, page.url),
+      data.pages.map((page) => h("article", { class: `check-page kind-${page.kind}` },
+        h("h3", {}, page.title || page.url),
+        page.kind === "items" ? null : h("p", { class: "meta url" }, page.url),
         h("div", { class: "what-changed", "data-testid": "diff" }, diffList(page.diff)),
-        h("details", { class: "page-then" }, h("summary", {}, "The page as it was then"),
+        h("details", { class: "page-then" },
+          h("summary", {}, page.kind === "items" ? "The results as they were then" : "The page as it was then"),
           h("pre", { class: "page-content" }, page.content)))));
   }
 }

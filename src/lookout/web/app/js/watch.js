@@ -76,9 +76,18 @@ export class WatchPanel {
     const toggle = h("button", { type: "button", class: "secondary small", disabled: !canEdit() },
       watch.enabled === false ? "Resume" : "Pause");
     toggle.addEventListener("click", () => this.change({ enabled: watch.enabled === false }, toggle));
-    const edit = h("button", { type: "button", class: "secondary small", disabled: !canEdit() }, "Edit");
-    const form = this.editForm();
-    edit.addEventListener("click", () => { form.hidden = !form.hidden; });
+    const edit = h("button", { type: "button", class: "secondary small", disabled: !canEdit(),
+      "aria-expanded": this.editing ? "true" : "false" }, "Edit");
+    // An open edit form survives the redraws a reload of the chat makes (the one after Resume,
+    // an SSE event): what the person is typing is kept, the form stays open.
+    const form = this.editing && this.form ? this.form : this.editForm();
+    this.form = form;
+    form.hidden = !this.editing;
+    edit.addEventListener("click", () => {
+      this.editing = !this.editing;
+      form.hidden = !this.editing;
+      edit.setAttribute("aria-expanded", this.editing ? "true" : "false");
+    });
     const last = watch.last_run_status;
     replace(this.el,
       h("div", { class: "watch-summary" },
@@ -131,6 +140,7 @@ export class WatchPanel {
     try {
       const updated = await patch(`/api/automations/${this.watch.id}`, body);
       this.chat = { ...this.chat, watch: updated };
+      if (button.form === this.form) this.editing = false;  // saved: a fresh form next time
       this.draw();
       announce("Watch updated.");
       this.onChanged();

@@ -1,5 +1,6 @@
-// The watches page (#/watches): every watch of the workspace, sortable and filterable, with
-// Run now / Pause / Resume / Stop per row and for the selected rows; each row opens its chat.
+// The watches page (#/watches): every watch of the workspace, sortable and filterable (by text,
+// status and tag), with Run now / Pause / Resume / Stop per row and for the selected rows; each
+// row opens its chat and shows its tags (an import's, changedetection.io's included).
 
 import { ApiError, get, post } from "./api.js";
 import { announce, fromNow, h, replace, timeEl, uid } from "./dom.js";
@@ -51,6 +52,7 @@ export class WatchesView {
     this.sort = { key: "last_changed_at", descending: true };
     this.filter = "";
     this.status = "";
+    this.tag = "";
     this.selected = new Set();
     this.message = h("p", { class: "meta", role: "status", "data-testid": "watches-said" });
     this.body = h("div", { class: "watches-body" });
@@ -66,11 +68,16 @@ export class WatchesView {
       h("option", { value: "" }, "Any status"),
       Object.entries(STATUS).map(([value, label]) => h("option", { value }, label)));
     statusSelect.addEventListener("change", () => { this.status = statusSelect.value; this.draw(); });
+    const tag = uid("tag");
+    this.tagSelect = h("select", { id: tag });
+    this.tagSelect.addEventListener("change", () => { this.tag = this.tagSelect.value; this.draw(); });
+    this.tagField = h("div", { class: "field", hidden: true }, h("label", { for: tag }, "Tag"), this.tagSelect);
     replace(this.root, h("div", { class: "watches" },
       h("h1", {}, "Watches"),
       h("div", { class: "watch-filters" },
         h("div", { class: "field" }, h("label", { for: search }, "Filter"), filterInput),
-        h("div", { class: "field" }, h("label", { for: status }, "Status"), statusSelect)),
+        h("div", { class: "field" }, h("label", { for: status }, "Status"), statusSelect),
+        this.tagField),
       this.message,
       this.body));
     await this.load();
@@ -82,16 +89,33 @@ export class WatchesView {
       this.watches = data.watches;
       const known = new Set(this.watches.map((w) => w.id));
       this.selected = new Set([...this.selected].filter((id) => known.has(id)));
+      this.drawTags();
       this.draw();
     } catch (error) {
       replace(this.body, h("p", { class: "error-box", role: "alert" }, error.message));
     }
   }
 
+  /** The tag filter lists every tag of the workspace's watches; hidden when there is none. */
+  drawTags() {
+    const tags = [...new Set(this.watches.flatMap((w) => w.tags || []))].sort((a, b) => a.localeCompare(b));
+    if (this.tag && !tags.includes(this.tag)) this.tag = "";
+    replace(this.tagSelect, h("option", { value: "" }, "Any tag"),
+      tags.map((tag) => h("option", { value: tag, selected: tag === this.tag }, tag)));
+    this.tagField.hidden = !tags.length;
+  }
+
+  pickTag(tag) {
+    this.tag = tag;
+    this.tagSelect.value = tag;
+    this.draw();
+  }
+
   shown() {
     const { key, descending } = this.sort;
     const found = this.watches.filter((w) => (!this.status || w.status === this.status) &&
-      (!this.filter || [pageName(w), w.url || "", w.message, w.chat_title].join(" ").toLowerCase().includes(this.filter)));
+      (!this.tag || (w.tags || []).includes(this.tag)) &&
+      (!this.filter || [pageName(w), w.url || "", w.message, w.chat_title, ...(w.tags || [])].join(" ").toLowerCase().includes(this.filter)));
     found.sort((a, b) => {
       const [x, y] = [sortValue(a, key), sortValue(b, key)];
       const order = x < y ? -1 : x > y ? 1 : 0;
@@ -139,7 +163,10 @@ export class WatchesView {
       h("td", { class: "pick" }, pick),
       h("td", { "data-label": "Page" },
         h("a", { href: `#/chat/${watch.chat_id}`, class: "watch-page" }, pageName(watch)),
-        watch.url && watch.page_title ? h("div", { class: "meta url" }, watch.url) : null),
+        watch.url && watch.page_title ? h("div", { class: "meta url" }, watch.url) : null,
+        (watch.tags || []).length ? h("ul", { class: "watch-tags", "aria-label": "Tags" },
+          watch.tags.map((tag) => h("li", {}, h("button", { type: "button", class: "tag-chip",
+            title: `Show only the watches tagged ${tag}`, onclick: () => this.pickTag(tag) }, tag)))) : null),
       h("td", { "data-label": "Question" }, h("q", {}, watch.message),
         watch.condition_words ? h("div", { class: "meta" }, "Tells you when ", watch.condition_words) : null),
       h("td", { "data-label": "Cadence" }, watch.schedule,
