@@ -66,7 +66,7 @@ async def test_a_shell_scraped_over_rest_is_rendered_by_a_worker(
         "/v1/web/scrape", json={"url": shop_url + "/shell"}, headers=tenant.headers
     )
     body = await _done(client, response, tenant.headers)
-    # Then a worker rendered it as a job, and auto charged a rendered page (the job was priced for the shell)
+    # Then a worker rendered it as a job, charged as a rendered page (priced for the shell)
     page = body["data"]["pages"][0]
     assert body["meta"]["job_id"] is not None
     assert page["rendered"] is True and "Lantern 3000" in page["markdown"]
