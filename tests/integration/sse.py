@@ -51,9 +51,10 @@ async def stream(
             await response.aread()
             return Stream(response.status_code, response.headers, [])
         async for event in source.aiter_sse():
-            if not event.data and not event.event:
+            if not event.data:
                 # The server's keep-alive comment (": ping", every 15 s): httpx-sse yields it as
-                # an empty event (it keeps the last id), where the SSE spec dispatches nothing.
+                # an empty "message" event (it keeps the last id), where the SSE spec
+                # dispatches nothing. Every part Lookout sends has data.
                 continue
             events.append((event.id, event.data))
             if stop_after is not None and len(events) >= stop_after:
