@@ -124,6 +124,8 @@ class Settings:
     browser_pages: int = _field("LOOKOUT_BROWSER_PAGES", 2)
     browser_timeout_s: float = _field("LOOKOUT_BROWSER_TIMEOUT_S", 30.0)
     browser_js_heap_mb: int = _field("LOOKOUT_BROWSER_JS_HEAP_MB", 256)
+    # A renderer process past this resident memory is killed: its page answers a per-page error.
+    browser_memory_mb: int = _field("LOOKOUT_BROWSER_MEMORY_MB", 1024)
     browser_screenshot_max_bytes: int = _field("LOOKOUT_BROWSER_SCREENSHOT_MAX_BYTES", 5_000_000)
 
     @property

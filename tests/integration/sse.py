@@ -52,8 +52,9 @@ async def stream(
             return Stream(response.status_code, response.headers, [])
         async for event in source.aiter_sse():
             if not event.data:
-                # A keep-alive comment after an event with an id: httpx-sse hands it over as an
-                # empty event (it keeps last_event_id), where the SSE spec dispatches nothing.
+                # The server's keep-alive comment (": ping", every 15 s): httpx-sse yields it as
+                # an empty "message" event (it keeps the last id), where the SSE spec
+                # dispatches nothing. Every part Lookout sends has data.
                 continue
             events.append((event.id, event.data))
             if stop_after is not None and len(events) >= stop_after:

@@ -66,11 +66,11 @@ async def test_a_shell_scraped_over_rest_is_rendered_by_a_worker(
         "/v1/web/scrape", json={"url": shop_url + "/shell"}, headers=tenant.headers
     )
     body = await _done(client, response, tenant.headers)
-    # Then a worker rendered it as a job, and auto charged its 1 reserved credit
+    # Then a worker rendered it as a job, charged as a rendered page (priced for the shell)
     page = body["data"]["pages"][0]
     assert body["meta"]["job_id"] is not None
     assert page["rendered"] is True and "Lantern 3000" in page["markdown"]
-    assert body["meta"]["credits_charged"] == 1
+    assert body["meta"]["credits_charged"] == 3
 
 
 async def test_a_screenshot_is_a_job_artifact_of_its_workspace_only(

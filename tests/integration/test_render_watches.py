@@ -4,6 +4,7 @@ what changed compares the rendered content."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ import pytest
 from aiohttp import web
 
 from lookout import broker
+from lookout.capabilities import rendering
 from lookout.settings import Settings
+from lookout.watches import schedule
 from tests.integration import test_render, workers
 from tests.integration.factories import TenantFactory, tenant_factory
 from tests.integration.test_notify_watches import Stack, receiver, stack
@@ -66,6 +69,9 @@ async def test_a_watched_shell_keeps_being_rendered_and_its_changes_are_seen(
     # Then the answer read the rendered page (a worker rendered it), and a watch started
     assert "59 euros" in said.text, said.text
     watch = await the_watch(stack, tenant, chat_id)
+    # And its estimate of credits a month prices the page as the rendered page it is
+    runs = schedule.runs_per_month(watch["cadence"], watch["timezone"], dt.datetime.now(dt.UTC))
+    assert watch["credits_per_month"] == runs * rendering.RENDERED_UNITS, watch
 
     # When the price changes and the watch runs
     shop["price"] = 49

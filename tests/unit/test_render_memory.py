@@ -14,7 +14,7 @@ URL = "https://shop.example/lantern"
 
 def _ctx() -> Any:
     return types.SimpleNamespace(now=dt.datetime(2026, 12, 2, tzinfo=dt.UTC), scheduled=True,
-                                 diffs=[], pages_read=[])  # fmt: skip
+                                 diffs=[], pages_read=[], rendered_urls=set())  # fmt: skip
 
 
 def _page(markdown: str, *, rendered: bool) -> dict[str, Any]:

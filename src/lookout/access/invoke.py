@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lookout.access import credits, envelope, jobs, keys, ratelimit
+from lookout.access import credits, envelope, jobs, keys, metering, ratelimit
 from lookout.access.principals import Principal
 from lookout.access.services import Services
 from lookout.capabilities import registry
@@ -122,7 +122,9 @@ async def invoke(
         charged, output = await _run_inline(
             services, verb, data, principal, call_id, price, progress, settlements
         )
-    except registry.NeedsWorker:  # refunded by _run_inline; a fresh call id for the job
+    except registry.NeedsWorker as need:  # refunded by _run_inline; a fresh call id for the job
+        # Priced for the pages already found to need the browser (see access.metering).
+        price += need.extra_units * verb.price
         job = await jobs.submit(
             services, verb, raw_input, principal, door, call_id=new_call_id(), price=price
         )
@@ -178,28 +180,26 @@ async def _run_inline(
         hold_s=INLINE_HOLD_S,
         key_id=principal.key_id,
     )
+    meter = metering.Meter(
+        services.db, workspace_id, call_id, verb.name, verb.price, principal.actor,
+        INLINE_HOLD_S, reserved=price, key_id=principal.key_id,
+    )  # fmt: skip
     context = registry.VerbContext(
         http=services.http,
         settings=services.settings,
         progress=progress or _noop_progress,
         redis=services.redis,
         browser=services.browser,
+        top_up=meter.top_up,
     )
     try:
         output = registry.dump_output(verb, await verb.execute(data, context))
     except BaseException:
-        await credits.refund(services.db, workspace_id=workspace_id, request_id=call_id)
+        await meter.refund()
         raise
     units = verb.billable_units(output)
     if settlements is not None:
-        charged = min(units * verb.price, price)  # what the deferred settle will charge
-        settlements.append(credits.Settlement(workspace_id, call_id, charged))
-        return charged, output
-    charged = await credits.settle(
-        services.db,
-        workspace_id=workspace_id,
-        request_id=call_id,
-        reserved=price,
-        charged=units * verb.price,
-    )
-    return charged, output
+        parts = meter.split(units * verb.price)  # what the deferred settles will charge
+        settlements.extend(parts)
+        return sum(part.charged for part in parts), output
+    return await meter.settle(units * verb.price), output

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lookout import errors, heartbeat
-from lookout.access import credits, jobs
+from lookout.access import credits, jobs, metering, principals
 from lookout.access.services import Services
 from lookout.capabilities import registry
 from lookout.db import repo
@@ -43,30 +43,41 @@ async def _execute(services: Services, job_id: uuid.UUID) -> None:
     async def renew() -> None:
         await repo.extend_job_lease(services.db, job_id=job_id, lease_s=LEASE_S)
 
+    meter = await _meter(services, job)
     async with heartbeat.beating(LEASE_S / 3, renew):
-        status, result, error = await _run(services, job)
+        status, result, error = await _run(services, job, meter)
     charged = 0
     if status == "succeeded" and result is not None:
         verb = registry.get(job.verb)
-        data = registry.validate_input(verb, job.input)
-        charged = await credits.settle(
-            services.db,
-            workspace_id=job.workspace_id,
-            request_id=job.request_id,
-            reserved=verb.max_units(data) * verb.price,
-            charged=verb.billable_units(result) * verb.price,
-        )
+        charged = await meter.settle(verb.billable_units(result) * verb.price)
         instrument.job_charged(job.verb, job.door, charged)
     else:
-        await credits.refund(services.db, workspace_id=job.workspace_id, request_id=job.request_id)
+        await meter.refund()
     await repo.finish_job(
         services.db, job_id=job_id, status=status, result=result, error=error,
         credits_charged=charged,
     )  # fmt: skip
 
 
+async def _meter(services: Services, job: repo.Job) -> metering.Meter:
+    """The job's credits: what submit reserved (its base price, plus the pages the web process
+    found to need rendering: spare), and its top-ups, keyed by this attempt."""
+    verb = registry.get(job.verb)
+    base = verb.max_units(registry.validate_input(verb, job.input)) * verb.price
+    reserved = await repo.get_reserved(
+        services.db, workspace_id=job.workspace_id, request_id=job.request_id
+    )
+    reserved = base if reserved is None else reserved
+    principal = principals.Principal.from_dict(job.principal)
+    return metering.Meter(
+        services.db, job.workspace_id, job.request_id, verb.name, verb.price, principal.actor,
+        jobs.JOB_HOLD_S, reserved=reserved, spare=max(0, reserved - base),
+        key_id=principal.key_id, attempt=job.attempts,
+    )  # fmt: skip
+
+
 async def _run(
-    services: Services, job: repo.Job
+    services: Services, job: repo.Job, meter: metering.Meter
 ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
     """(status, result, error) of executing the job's verb; never raises for a verb failure."""
     last = [0.0]
@@ -89,6 +100,7 @@ async def _run(
         redis=services.redis,
         browser=services.browser,
         save_artifact=_artifact_saver(services, job),
+        top_up=meter.top_up,
     )
     try:
         verb = registry.get(job.verb)

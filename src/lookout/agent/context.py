@@ -55,6 +55,9 @@ class TurnContext:
     diffs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # The pages this turn's looks read ({url, title, markdown}): a run keeps them as its history.
     pages_read: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # The pages this turn's looks know need a browser (now or on an earlier look): a watch
+    # started in this turn prices them as rendered pages (watches.service.estimate_credits).
+    rendered_urls: set[str] = dataclasses.field(default_factory=set)
 
     @property
     def scheduled(self) -> bool:

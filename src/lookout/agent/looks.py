@@ -31,6 +31,7 @@ def page(page: dict[str, Any], ctx: TurnContext, pages: dict[str, Any]) -> str |
     # A page that needed a browser keeps getting one (auto's guess could flip on a bigger shell).
     if (page.get("rendered") or (prior or {}).get("rendered")) and page["url"] in pages:
         pages[page["url"]]["rendered"] = True
+        ctx.rendered_urls.add(page["url"])
     return _said(looked, ctx)
 
 

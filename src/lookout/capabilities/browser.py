@@ -4,7 +4,9 @@ One `Pool` per worker process: one Chromium, launched on first use, behind its o
 `browser_proxy.GuardedProxy` (every request the browser makes goes through the SSRF guard), at
 most LOOKOUT_BROWSER_PAGES pages at a time, each in a fresh context (no storage shared or kept,
 downloads refused, service workers blocked, dialogs dismissed), each within a time budget
-(LOOKOUT_BROWSER_TIMEOUT_S) and a JavaScript heap cap (LOOKOUT_BROWSER_JS_HEAP_MB, per renderer).
+(LOOKOUT_BROWSER_TIMEOUT_S), a JavaScript heap cap (LOOKOUT_BROWSER_JS_HEAP_MB, per renderer) and
+a hard memory budget (LOOKOUT_BROWSER_MEMORY_MB of resident memory per renderer, whatever spends
+it: canvases, DOM, images; browser_memory.py kills a renderer past it, its page answers an error).
 The web process never has a Pool: a call that needs a browser runs as a job in a worker.
 """
 
@@ -15,12 +17,13 @@ import contextlib
 import dataclasses
 import logging
 import shutil
+import time
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import abc
 
 from lookout import errors
-from lookout.capabilities import browser_proxy, guard
+from lookout.capabilities import browser_memory, browser_proxy, guard
 from lookout.settings import Settings
 
 if TYPE_CHECKING:  # Playwright is imported by the first render only (the web process never does)
@@ -93,6 +96,7 @@ class Pool:
             resolver=resolver,
             connect_timeout_s=settings.fetch_connect_timeout_s,
         )
+        self.memory = browser_memory.Watchdog(settings.browser_memory_mb)
         self._gate = asyncio.Semaphore(max(1, settings.browser_pages))
         self._lock = asyncio.Lock()
         self._playwright: Playwright | None = None
@@ -147,19 +151,39 @@ class Pool:
                 viewport=VIEWPORT,  # type: ignore[arg-type]
                 user_agent=self.settings.user_agent,
             )
+            started, crashed = time.monotonic(), asyncio.Event()
+            watcher = asyncio.ensure_future(self._watch_memory())
             try:
                 async with asyncio.timeout(budget):
                     page = await context.new_page()
                     page.on("dialog", _dismiss)
+                    page.on("crash", lambda _: crashed.set())
                     return await _load(page, url, wait_for, screenshot, self.settings)
-            except TimeoutError:
-                why = f"{url} did not finish rendering within {budget:g} s, the per-page budget"
-                raise _failed(url, "timeout", why) from None
-            except async_api.Error as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise _failed(url, "render", f"{url} could not be rendered: {first}") from None
+            except (TimeoutError, async_api.Error) as exc:
+                raise self._failure(url, exc, crashed.is_set(), started) from None
             finally:
+                watcher.cancel()
                 await _close_quietly(context)
+
+    async def _watch_memory(self) -> None:
+        while True:
+            await asyncio.sleep(browser_memory.POLL_S)
+            await asyncio.to_thread(self.memory.sweep)
+
+    def _failure(
+        self, url: str, exc: BaseException, crashed: bool, started: float
+    ) -> errors.FetchFailed:
+        """The per-page error of a render that failed: memory, time, or the browser's own."""
+        if crashed and self.memory.killed_since(started):
+            limit = self.settings.browser_memory_mb
+            why = f"{url} used more than {limit} MB of memory rendering, the per-page budget"
+            return _failed(url, "memory", why)
+        if isinstance(exc, TimeoutError):
+            budget = self.settings.browser_timeout_s
+            why = f"{url} did not finish rendering within {budget:g} s, the per-page budget"
+            return _failed(url, "timeout", why)
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return _failed(url, "render", f"{url} could not be rendered: {first}")
 
 
 async def _load(

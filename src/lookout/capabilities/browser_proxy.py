@@ -8,7 +8,10 @@ connection opened to the checked address: DNS rebinding stays closed because Chr
 resolves names itself (a proxied request carries the name) and the socket goes to what was checked.
 
 One request per client connection for plain http (the request is rewritten to `Connection: close`),
-so a kept-alive connection can never carry a second request to another host past the check.
+so a kept-alive connection can never carry a second request to another host past the check. A
+request body is forwarded by its Content-Length or, with `Transfer-Encoding: chunked` (a streamed
+fetch() upload), chunk by chunk as it came, re-framed by us (bounded by MAX_BODY); any other
+transfer coding, or both framings at once (the request-smuggling shape), is refused with 400.
 HTTPS and WebSockets come as CONNECT host:port, checked the same way, then piped.
 
 Hand-written (≈150 lines on asyncio streams) rather than a proxy library: the point is that the
@@ -31,6 +34,9 @@ from lookout.capabilities import guard
 logger = logging.getLogger(__name__)
 
 MAX_HEAD = 64 * 1024
+# A request body the browser sends (a form post, an XHR upload) is forwarded up to this size.
+MAX_BODY = 16 * 1024 * 1024
+_MAX_CHUNK_LINE = 1024
 _HOP = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
 _PIPE_CHUNK = 64 * 1024
 
@@ -148,6 +154,11 @@ class GuardedProxy:
         if url.scheme != "http" or not url.raw_host:
             await _answer(writer, 400, "a proxy request needs an absolute http URL")
             return
+        try:
+            framing = _framing(headers)
+        except _BadBody as exc:
+            await _answer(writer, exc.status, str(exc))
+            return
         upstream = await self._open_checked(url, writer)
         if upstream is None:
             return
@@ -157,10 +168,16 @@ class GuardedProxy:
         request = f"{method} {url.raw_path_qs or '/'} HTTP/1.1\r\n"
         up_writer.write(("\r\n".join([request.rstrip("\r\n"), *kept, "Connection: close"]) +
                          "\r\n\r\n").encode("latin-1"))  # fmt: skip
-        length = _content_length(kept)
-        if length:
-            up_writer.write(await reader.readexactly(length))
-        await up_writer.drain()
+        try:
+            if framing is _CHUNKED:
+                await _copy_chunked(reader, up_writer)
+            elif framing:
+                up_writer.write(await reader.readexactly(framing))
+            await up_writer.drain()
+        except _BadBody as exc:
+            up_writer.transport.abort()
+            await _answer(writer, exc.status, str(exc))
+            return
         # Nothing more is read from the client: a second request must come on a new connection.
         try:
             await _pipe(up_reader, writer)
@@ -168,12 +185,71 @@ class GuardedProxy:
             up_writer.transport.abort()
 
 
-def _content_length(headers: list[str]) -> int:
+_CHUNKED = -1  # the framing of a chunked body (else: its Content-Length, 0 for none)
+
+
+class _BadBody(Exception):
+    def __init__(self, message: str, *, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.status = 413 if too_large else 400
+
+
+def _framing(headers: list[str]) -> int:
+    """The body's framing: its length or _CHUNKED; _BadBody when it is refused."""
+    lengths, codings = [], []
     for line in headers:
         name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length" and value.strip().isdigit():
-            return int(value.strip())
-    return 0
+        name, value = name.strip().lower(), value.strip()
+        if name == "content-length":
+            lengths.append(value)
+        elif name == "transfer-encoding":
+            codings += [c.strip().lower() for c in value.split(",") if c.strip()]
+    if codings and lengths:
+        raise _BadBody("a request has Content-Length or Transfer-Encoding, not both")
+    if codings:
+        if codings != ["chunked"]:
+            raise _BadBody("only the chunked transfer coding is forwarded")
+        return _CHUNKED
+    if len(set(lengths)) > 1 or (lengths and not lengths[0].isdigit()):
+        raise _BadBody("the request's Content-Length is not one number")
+    length = int(lengths[0]) if lengths else 0
+    if length > MAX_BODY:
+        raise _BadBody(f"a request body is at most {MAX_BODY} bytes", too_large=True)
+    return length
+
+
+async def _copy_chunked(reader: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    """Forward a chunked body, validated and re-framed chunk by chunk, trailers dropped."""
+    total = 0
+    while True:
+        line = await _line(reader)
+        size_text = line.split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise _BadBody("a chunk size is not a hexadecimal number") from None
+        if size_text.startswith((b"-", b"+", b"0x", b"0X")) or size < 0:
+            raise _BadBody("a chunk size is not a hexadecimal number")
+        total += size
+        if total > MAX_BODY:
+            raise _BadBody(f"a request body is at most {MAX_BODY} bytes", too_large=True)
+        if size == 0:
+            while await _line(reader):  # trailers, up to the blank line: not forwarded
+                pass
+            sink.write(b"0\r\n\r\n")
+            return
+        data = await reader.readexactly(size + 2)
+        if data[-2:] != b"\r\n":
+            raise _BadBody("a chunk does not end where its size says")
+        sink.write(b"%x\r\n" % size + data)
+        await sink.drain()
+
+
+async def _line(reader: asyncio.StreamReader) -> bytes:
+    line = await reader.readuntil(b"\r\n")
+    if len(line) > _MAX_CHUNK_LINE:
+        raise _BadBody("a chunk line is too long")
+    return line[:-2]
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, message: str) -> None:

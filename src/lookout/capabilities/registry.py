@@ -40,6 +40,10 @@ class VerbContext:
     browser: browser.Pool | None = None
     # Keeps a file of a job's result (content type, bytes) → {"url", "expires_at"}; jobs only.
     save_artifact: Callable[[str, bytes], Awaitable[dict[str, Any]]] | None = None
+    # Reserves this many more billable units for the call (a cost found while running: a page
+    # that needs rendering), or raises InsufficientCredits with nothing taken (access.metering).
+    # None: the caller does not meter (a bench, a test); every door passes one.
+    top_up: Callable[[int], Awaitable[None]] | None = None
 
     async def should_stop(self) -> bool:
         """True once a job has been cancelled; executors poll it between units of work."""
@@ -70,7 +74,12 @@ class Ask:
 
 class NeedsWorker(Exception):
     """Control flow, not failure: this call needs what only a worker process has (a browser,
-    a job to keep artifacts under); the adapter runs it again as a job."""
+    a job to keep artifacts under); the adapter runs it again as a job, reserving
+    `extra_units` more than the call's base price (the pages already found to need rendering)."""
+
+    def __init__(self, message: str, *, extra_units: int = 0) -> None:
+        super().__init__(message)
+        self.extra_units = extra_units
 
 
 @dataclasses.dataclass(frozen=True)

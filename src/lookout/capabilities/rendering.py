@@ -59,7 +59,8 @@ async def prepare(
     result: fetch.FetchResult, options: dict[str, Any], ctx: registry.VerbContext
 ) -> Outcome:
     """`result` as fetched, or rendered in the browser when `wanted`; raises FetchFailed,
-    ProviderNotConfigured or NeedsWorker."""
+    ProviderNotConfigured, NeedsWorker, or InsufficientCredits (an auto page whose rendered
+    price could not be reserved: it is never rendered unpaid)."""
     plain = Outcome(result, {"rendered": False} | _no_shot(options))
     if not wanted(options, result):
         return plain
@@ -69,8 +70,11 @@ async def prepare(
         if forced:
             raise browser.not_configured(ctx.settings)
         return plain  # auto without a browser: the shell is what there is
+    extra = 0 if forced else RENDERED_UNITS - 1  # auto reserved a plain page's 1 unit
     if pool is None:
-        raise registry.NeedsWorker("rendering needs a worker's browser")
+        raise registry.NeedsWorker("rendering needs a worker's browser", extra_units=extra)
+    if extra and ctx.top_up is not None:
+        await ctx.top_up(extra)  # InsufficientCredits: this page is not rendered
     mode = options.get("screenshot", "viewport") if "screenshot" in options["formats"] else None
     page = await pool.render(result.final_url, wait_for=options.get("wait_for"), screenshot=mode)
     rendered = dataclasses.replace(
@@ -115,6 +119,7 @@ def units(page: dict[str, Any]) -> int:
 
 
 def max_units(options: dict[str, Any]) -> int:
-    """Per page: RENDERED_UNITS when rendering is asked for; `auto` reserves (so charges) 1."""
+    """Per page: RENDERED_UNITS when rendering is asked for; `auto` reserves 1, and a page
+    found to need the browser tops its reservation up to RENDERED_UNITS before it renders."""
     forced = options.get("render") == "always" or "screenshot" in options.get("formats", ())
     return RENDERED_UNITS if forced else 1

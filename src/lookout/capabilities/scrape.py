@@ -61,11 +61,13 @@ async def _all(tasks: list[asyncio.Future[dict[str, Any]]]) -> list[dict[str, An
     call runs again as a job)."""
     try:
         return list(await asyncio.gather(*tasks))
-    except registry.NeedsWorker:
+    except registry.NeedsWorker as first:
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        # The job is priced for every page found to need the browser before the others stopped.
+        extra = sum(e.extra_units for e in ended if isinstance(e, registry.NeedsWorker))
+        raise registry.NeedsWorker(str(first), extra_units=extra) from None
 
 
 async def scrape_page(
@@ -107,6 +109,8 @@ async def _fetch(
         prepared = await rendering.prepare(result, options, ctx) if ctx else None
     except (errors.BlockedDestination, errors.FetchFailed) as exc:
         return _page(url, fetched_at, error=exc, status=exc.details.get("status"))
+    except errors.InsufficientCredits as exc:  # fetched, but its rendered price is not there
+        return _page(url, fetched_at, error=exc, status=result.status)
     if prepared is None:
         return _Fetched(url, fetched_at, result, {})
     return _Fetched(url, fetched_at, prepared.result, prepared.fields)

@@ -45,8 +45,10 @@ SCRAPE = registry.register(
             "the web. A page that fails carries its own error and the others still return. "
             "Pages that build their content with JavaScript are rendered in a browser "
             "(render: auto, the default; always; never), wait_for a selector or milliseconds; "
-            "formats screenshot returns a PNG's URL. 1 credit per page fetched successfully; "
-            "3 per rendered page with render always or a screenshot (auto charges 1)."
+            "formats screenshot returns a PNG's URL. 1 credit per page fetched successfully, "
+            "3 per rendered page (always, screenshot, or auto when the page needs a browser: "
+            "auto reserves 1 and tops up to 3 before rendering; a page the balance cannot "
+            "cover answers insufficient_credits unrendered). Failed pages are free."
         ),
         input_schema=verbs.ScrapeInputSchema,
         output_schema=verbs.ScrapeOutputSchema,

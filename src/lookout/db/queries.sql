@@ -213,6 +213,12 @@ SELECT (sum(-amount) FILTER (WHERE kind IN ('reserve', 'settle', 'refund')))::bi
        bool_or(kind IN ('settle', 'refund')) AS closed
 FROM credit_ledger WHERE workspace_id = $1 AND request_id = $2;
 
+-- name: get_reserved
+-- What a call's reservation took (null: none): a job's worker reads its price from the ledger
+-- (the web process may have priced it above its base, access/metering.py).
+SELECT -amount AS reserved FROM credit_ledger
+WHERE workspace_id = $1 AND request_id = $2 AND kind = 'reserve';
+
 -- name: list_stale_reservations
 -- Reservations past their deadline that nothing closed (a crashed process), oldest first; at
 -- most $1 per pass, deadlines from $2 on (the sweeper's mark: every reservation with an earlier
@@ -232,8 +238,11 @@ SELECT request_id, kind, amount, verb, created_at FROM credit_ledger
 WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2;
 
 -- name: usage_by_verb
--- Credits actually spent per verb: reservations minus what settles and refunds gave back.
-SELECT verb, count(*) FILTER (WHERE kind = 'reserve') AS calls, (-sum(amount))::bigint AS credits
+-- Credits actually spent per verb: reservations minus what settles and refunds gave back. A
+-- top-up (a key with ':topup:', access/metering.py) adds to its call's credits, not its calls.
+SELECT verb,
+       count(*) FILTER (WHERE kind = 'reserve' AND strpos(request_id, ':topup:') = 0) AS calls,
+       (-sum(amount))::bigint AS credits
 FROM credit_ledger
 WHERE workspace_id = $1 AND verb IS NOT NULL AND created_at > now() - make_interval(days => $2)
 GROUP BY verb ORDER BY verb;

@@ -312,6 +312,12 @@ async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) 
     return int(row["charged"])
 
 
+async def get_reserved(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
+    """What the reservation under `request_id` took; None when there is none."""
+    reserved = await fetchval(db, "get_reserved", workspace_id, request_id)
+    return int(reserved) if reserved is not None else None
+
+
 async def list_stale_reservations(
     db: Executor, *, limit: int, since: dt.datetime = NEVER
 ) -> list[tuple[uuid.UUID, str, dt.datetime]]:

@@ -102,7 +102,10 @@ async def _rewrite(
         condition = {**condition, "unit": before.get("unit")}  # "below 40" keeps its euros
     now = dt.datetime.now(dt.UTC)
     schedule.validate(cadence, timezone, min_minutes=settings.min_watch_minutes, now=now)
-    credits = await asyncio.to_thread(service.estimate_credits, message, cadence, timezone, now)
+    rendered = automation.notify.get("rendered_urls") or []
+    credits = await asyncio.to_thread(
+        service.estimate_credits, message, cadence, timezone, now, rendered
+    )
     updated = await repo.update_automation_watch(
         db,
         automation_id=automation.id,
@@ -110,7 +113,11 @@ async def _rewrite(
         trigger={**trigger, "cron": cadence, "timezone": timezone},
         action=service.action(automation.chat_id, message, condition),
         next_run_at=schedule.next_fire(cadence, timezone, now),
-        notify={**automation.notify, "credits_per_month": credits},
+        notify={
+            **automation.notify,
+            "credits_per_month": credits,
+            "rendered_urls": service.rendered_among(message, rendered),
+        },
     )
     if updated is None:
         raise errors.NotFound("No such watch in this workspace.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 import asyncpg
@@ -12,7 +13,7 @@ import asyncpg
 from lookout import errors, queue
 from lookout.access.principals import Principal
 from lookout.agent import conditions, router
-from lookout.capabilities import registry
+from lookout.capabilities import registry, rendering
 from lookout.db import repo
 from lookout.notify import prefs, targets
 from lookout.settings import Settings
@@ -73,12 +74,23 @@ def _cost(credits: object) -> str:
     return f" That is about {credits} credits a month." if isinstance(credits, int) else ""
 
 
-def estimate_credits(message: str, cadence: str, timezone: str, now: dt.datetime) -> int:
-    """Worst-case credits a month: runs, times pages the question reads, times the price of
-    the verb that reads pages."""
-    pages = max(1, len(router.route(message).urls))
-    price = registry.serving(registry.READ).price
-    return schedule.runs_per_month(cadence, timezone, now) * pages * price
+def estimate_credits(
+    message: str, cadence: str, timezone: str, now: dt.datetime, rendered: Collection[str] = ()
+) -> int:
+    """Worst-case credits a month: runs, times the units of the pages the question reads (a page
+    known to need a browser, in `rendered`, costs a rendered page's), times the price of the verb that reads pages."""
+    urls = router.route(message).urls
+    units = sum(rendering.RENDERED_UNITS if url in rendered else 1 for url in urls)
+    return (
+        schedule.runs_per_month(cadence, timezone, now)
+        * max(1, units)
+        * registry.serving(registry.READ).price
+    )
+
+
+def rendered_among(message: str, rendered: Collection[str]) -> list[str]:
+    """The watched question's URLs known to need a browser (kept with the estimate)."""
+    return [url for url in router.route(message).urls if url in rendered]
 
 
 async def create(
@@ -92,9 +104,11 @@ async def create(
     timezone: str = "UTC",
     notify: prefs.WatchNotify | None = None,
     condition: dict[str, Any] | None = None,
+    rendered: Collection[str] = (),
 ) -> repo.Automation:
     """Watch `chat`: re-post `message` on `cadence`; replaces the chat's previous watch (keeping
-    its notification settings unless `notify` is given; "notify me when …" turns them on)."""
+    its notification settings unless `notify` is given; "notify me when …" turns them on).
+    `rendered`: the pages the chat saw needed a browser (priced as rendered pages)."""
     principal.require("editor")
     creator = await _acting_user(db, principal)
     message = message.strip()
@@ -102,7 +116,8 @@ async def create(
         raise errors.InvalidInput(f"The watched question has 1 to {MAX_MESSAGE} characters.")
     now = dt.datetime.now(dt.UTC)
     schedule.validate(cadence, timezone, min_minutes=settings.min_watch_minutes, now=now)
-    credits = await asyncio.to_thread(estimate_credits, message, cadence, timezone, now)
+    credits = await asyncio.to_thread(estimate_credits, message, cadence, timezone, now, rendered)
+    kept = {"credits_per_month": credits, "rendered_urls": rendered_among(message, rendered)}
     async with repo.transaction(db) as conn:
         previous = await repo.find_thread_automation(
             conn, workspace_id=chat.workspace_id, chat_id=chat.id
@@ -122,7 +137,7 @@ async def create(
             trigger={"type": "schedule", "cron": cadence, "timezone": timezone},
             action=action(chat.id, message, condition),
             next_run_at=schedule.next_fire(cadence, timezone, now),
-            notify=prefs.stored({"credits_per_month": credits}, notify),
+            notify=prefs.stored(kept, notify),
         )
 
 

@@ -36,7 +36,7 @@ class ChatWatchTools:
         automation = await service.create(
             self.ctx.services.db, self.ctx.services.settings, self.ctx.principal,
             chat=await self._chat(), message=question, cadence=cadence, timezone=timezone,
-            condition=condition,
+            condition=condition, rendered=frozenset(self.ctx.rendered_urls),
         )  # fmt: skip
         described = await service.described(self.ctx.services.db, automation)
         await self.ctx.emit(parts.data("watch", {"event": "started", **described}))
