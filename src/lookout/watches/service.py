@@ -78,7 +78,8 @@ def estimate_credits(
     message: str, cadence: str, timezone: str, now: dt.datetime, rendered: Collection[str] = ()
 ) -> int:
     """Worst-case credits a month: runs, times the units of the pages the question reads (a page
-    known to need a browser, in `rendered`, costs a rendered page's), times the price of the verb that reads pages."""
+    known to need a browser, in `rendered`, costs a rendered page's), times the price of the verb
+    that reads pages."""
     urls = router.route(message).urls
     units = sum(rendering.RENDERED_UNITS if url in rendered else 1 for url in urls)
     return (
