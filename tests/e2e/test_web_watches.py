@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab
 from tests.e2e.test_web_chat import accept_dialogs, say
+from tests.integration.test_watch_results_history import site  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -207,29 +207,11 @@ async def test_on_a_phone_the_zone_list_history_and_keys_fit(
     assert phone_tokyo.errors == []
 
 
-@pytest.fixture
-async def site(aiohttp_server: Any) -> dict[str, Any]:
-    """A small site whose home page links to the pages in `pages`."""
-    state: dict[str, Any] = {"pages": ["/menu", "/hours"]}
-
-    async def home(request: web.Request) -> web.Response:
-        links = "".join(f'<li><a href="{path}">{path[1:]}</a></li>' for path in state["pages"])
-        return web.Response(text=f"<html><body><ul>{links}</ul></body></html>",
-                            content_type="text/html")  # fmt: skip
-
-    async def leaf(request: web.Request) -> web.Response:
-        return web.Response(text="<html><body>a page</body></html>", content_type="text/html")
-
-    site_app = web.Application()
-    site_app.router.add_get("/", home)
-    site_app.router.add_get("/{name}", leaf)
-    server = await aiohttp_server(site_app)
-    state["url"] = str(server.make_url("/"))
-    return state
-
-
 async def test_a_site_watch_history_shows_its_results_then_and_what_was_added(
-    lookout_url: str, worker: Path, site: dict[str, Any], desktop_ny: Tab
+    lookout_url: str,
+    worker: Path,
+    site: dict[str, Any],  # noqa: F811 - the fixture imported above
+    desktop_ny: Tab,
 ) -> None:
     page = desktop_ny.page
     accept_dialogs(page)
