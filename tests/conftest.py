@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +21,42 @@ from lookout.settings import Settings
 
 TEMPLATE = "lookout_template"
 PUBLIC_URL = "http://localhost:8000"  # where the test app says it is served (not its real port)
+WATCHDOG_MARGIN_S = 180.0
+_watchdog_fd = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # The real stderr, kept before output capture swaps it: where the watchdog writes.
+    config.stash[_watchdog_fd] = os.dup(sys.__stderr__.fileno())
+
+
+def _arm_watchdog(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("timeout")
+    limit = float(marker.args[0] if marker and marker.args else item.config.getini("timeout"))
+    faulthandler.dump_traceback_later(
+        limit + WATCHDOG_MARGIN_S, exit=True, file=item.config.stash[_watchdog_fd]
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """A test phase (setup, call, teardown) that takes past the test's timeout plus a margin
+    ends the run with every thread's stack. pytest-timeout (and pytest's faulthandler) stop
+    their timers once a test has failed, so a teardown that then hung (a task swallowing its
+    cancellation kept the event loop from closing) ran into CI's own limit with nothing
+    printed; the watchdog is armed again at each phase for that reason."""
+    _arm_watchdog(item)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    _arm_watchdog(item)
+    yield
 
 
 @pytest.fixture(scope="session")

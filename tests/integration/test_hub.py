@@ -61,14 +61,49 @@ async def test_listeners_coming_and_going_leave_one_read_and_a_free_pool(
             async with events_hub.subscribe(rng.choice(chats), "0-0"):
                 await asyncio.sleep(rng.random() * 0.02)
 
-    # When they are done and the hub has settled
-    await asyncio.gather(*(listener() for _ in range(10)))
+    # When they are done and the hub has settled (a listener failing stops the others)
+    async with asyncio.TaskGroup() as listeners:
+        for _ in range(10):
+            listeners.create_task(listener())
     await asyncio.sleep(0.1)
 
     # Then no reader was left behind: at most the one XREAD, and the shared pool is all free
     # (before the hub woke its reader with CLIENT UNBLOCK, 95 stale readers held the pool)
     assert await blocked_reads(redis) <= 1
     assert redis.connection_pool._in_use_connections == set()  # type: ignore[attr-defined]
+
+
+async def test_a_listener_that_leaves_while_the_first_one_joins_leaves_that_one_listening(
+    clients: tuple[aioredis.Redis, hub.Hub], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a chat's first listener held while it marks the chat listened
+    redis, events_hub = clients
+    chat = uuid.uuid4()
+    marked, release = asyncio.Event(), asyncio.Event()
+    mark_listened = events.mark_listened
+
+    async def held(redis: aioredis.Redis, chat_ids: list[uuid.UUID]) -> None:
+        marked.set()
+        await release.wait()
+        await mark_listened(redis, chat_ids)
+
+    monkeypatch.setattr(events, "mark_listened", held)
+
+    async def first_listener() -> None:
+        async with events_hub.subscribe(chat, "0-0") as source:
+            await caught_up(source, redis, chat)
+
+    joining = asyncio.create_task(first_listener())
+    await asyncio.wait_for(marked.wait(), 5)
+
+    # When a second listener comes and goes meanwhile (the CI run that saw the first listener's
+    # join fail with KeyError: the leaver had deleted the chat it was joining)
+    async with events_hub.subscribe(chat, "0-0"):
+        pass
+    release.set()
+
+    # Then the first listener still joins and reads the chat
+    await asyncio.wait_for(joining, hub.IDLE_S * 2)
 
 
 async def test_a_chat_that_joins_while_the_reader_blocks_is_read_before_the_idle_tick(

@@ -52,6 +52,7 @@ class Hub:
         self._reading = 0  # the version the XREAD in flight covers
         self._client_id: int | None = None  # the listener's connection, once known
         self._marked = 0.0  # when the listened chats' marks were last renewed
+        self._closed = False
 
     @contextlib.asynccontextmanager
     async def subscribe(
@@ -62,22 +63,27 @@ class Hub:
         if stream_ids.parse(after) is None:
             raise errors.InvalidInput("Last-Event-ID is not an event id of this stream.")
         queue: asyncio.Queue[Event] = asyncio.Queue()
-        if chat_id not in self._queues:
-            position = await events.last_id(self.redis, chat_id)
-            # Checked again after the await: a concurrent first subscriber may have set it up.
-            if chat_id not in self._queues:
-                self._positions[chat_id] = position
-                self._queues[chat_id] = set()
-                self._joined()
-            # Its scheduled turns stream as they go from now on (renewed by the reader; it
-            # expires when nobody reads the chat any more).
-            await events.mark_listened(self.redis, [chat_id])
+        first = chat_id not in self._queues
+        position = await events.last_id(self.redis, chat_id) if first else ""
+        if self._closed:  # the process is stopping: no new reader
+            raise errors.Unavailable("The event hub is closed.")
+        # No await from here to the queue's registration: a subscriber leaving meanwhile would
+        # delete the chat this one is about to join.
+        if chat_id not in self._queues:  # (again: a concurrent first subscriber may have set it up)
+            self._positions[chat_id] = position
+            self._queues[chat_id] = set()
+            self._joined()
         self._queues[chat_id].add(queue)
         try:
+            if first:
+                # Its scheduled turns stream as they go from now on (renewed by the reader; it
+                # expires when nobody reads the chat any more).
+                await events.mark_listened(self.redis, [chat_id])
             yield self._iterate(chat_id, queue, after)
         finally:
-            self._queues[chat_id].discard(queue)
-            if not self._queues[chat_id]:
+            listeners = self._queues.get(chat_id, set())  # none once the hub is closed
+            listeners.discard(queue)
+            if not listeners and chat_id in self._queues:
                 # The XREAD in flight may still name the chat; what it returns for it is dropped.
                 del self._queues[chat_id], self._positions[chat_id]
                 if not self._queues:
@@ -121,15 +127,17 @@ class Hub:
 
     async def _read(self) -> None:
         """The process's one reader: lives as long as the hub; never ends on an error."""
-        while True:
+        while not self._closed:
             await self._listening.wait()
             try:
                 await self._read_once()
             except redis_client.UNREACHABLE as exc:
+                _cancelled_as_error()
                 self._client_id = None  # a new connection has a new id
                 logger.warning("event hub lost Redis (%s); retrying", type(exc).__name__)
                 await asyncio.sleep(_RETRY_S)
             except Exception:
+                _cancelled_as_error()
                 self._client_id = None
                 logger.exception("event hub read failed; retrying")
                 await asyncio.sleep(_RETRY_S)
@@ -161,6 +169,8 @@ class Hub:
                 queue.put_nowait(event)
 
     async def close(self) -> None:
+        self._closed = True
+        self._listening.set()  # a reader that missed its cancellation sees _closed and ends
         self._queues.clear()
         for task in (self._reader, self._waker):
             if task is not None:
@@ -168,3 +178,11 @@ class Hub:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         await self.listener.aclose()
+
+
+def _cancelled_as_error() -> None:
+    """Re-raise a cancellation that redis-py handed over as a connection error: a reader that
+    retried it instead would outlive its hub (and keep the event loop from closing)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
