@@ -10,9 +10,11 @@ import sys
 
 LLM_AND_MCP = ("openai", "langchain_openai", "mcp")
 # Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
-# brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown).
+# brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown)
+# and read (trafilatura: pages over 2 KB are read in reader processes, which preload it).
 AT_FIRST_USE = (
     "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
+    "trafilatura",
 )  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
@@ -66,7 +68,7 @@ def test_the_web_process_loads_no_llm_mcp_or_structured_data_library_at_start() 
 
 def test_the_first_use_of_each_loads_its_library() -> None:
     # The check above can fail: the MCP door's parse loads mcp, a structured read extruct, a feed
-    # feedgen, a page converted to markdown html_to_markdown
+    # feedgen, a page converted to markdown html_to_markdown and read trafilatura
     code = (
         f"{WEB}\n"
         "import datetime, uuid\n"

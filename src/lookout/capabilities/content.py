@@ -70,14 +70,15 @@ import collections
 import dataclasses
 import functools
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import trafilatura
 from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
-from trafilatura import htmlprocessing, settings
 
 from lookout.capabilities import lists
+
+if TYPE_CHECKING:
+    from trafilatura.settings import Extractor
 
 # Chromium's parser stops nesting at 512, no real page comes near; lexbor spends 25 ms on a page
 # nested 5,000 deep (0.6 s at 20,000), and a page of fewer tags than that needs no scan.
@@ -172,18 +173,27 @@ _FLAT = frozenset(
 _WORD = re.compile(r"\w+")
 
 Path = Literal["article", "region", "page"]
-# Made once: building trafilatura's Extractor per call (its config read anew) was 0.2-0.3 ms a
-# page; trafilatura never changes the one it is given (it copies it to retry in recall mode).
-_OPTIONS = settings.Extractor(
-    output_format="html",
-    fast=True,
-    comments=False,
-    links=True,
-    images=True,
-    tables=True,
-    formatting=True,
-    with_metadata=False,
-)
+
+
+@functools.cache
+def _options() -> Extractor:
+    """Made once: building trafilatura's Extractor per call (its config read anew) was 0.2-0.3 ms
+    a page; trafilatura never changes the one it is given (it copies it to retry in recall mode).
+    trafilatura loads here, at the first page it reads (~19 MiB, ~85 ms): web and worker
+    processes hand pages over 2 KB to the readers (capabilities/readers.py), whose forkserver
+    preloads it, so most of them never hold it (bench/footprint.py)."""
+    from trafilatura import settings
+
+    return settings.Extractor(
+        output_format="html",
+        fast=True,
+        comments=False,
+        links=True,
+        images=True,
+        tables=True,
+        formatting=True,
+        with_metadata=False,
+    )
 
 
 class TooComplex(Exception):
@@ -286,7 +296,10 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
     # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
-    document = trafilatura.bare_extraction(source, options=_OPTIONS)
+    import trafilatura  # loaded with _options(), at the first page read
+    from trafilatura import htmlprocessing
+
+    document = trafilatura.bare_extraction(source, options=_options())
     body = getattr(document, "body", None)
     if body is None:
         return None

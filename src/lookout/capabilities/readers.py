@@ -78,7 +78,8 @@ logger = logging.getLogger(__name__)
 
 IDLE_S = 60.0  # a reader that read nothing for this long exits (LOOKOUT_READ_IDLE_S)
 TIMEOUT_S = 10.0  # content.py bounds a page to well under a second; this is for a runaway one
-PRELOAD = ["lookout.capabilities.extract"]
+# trafilatura loads at a process's first page (capabilities/content.py): the readers hold it.
+PRELOAD = ["lookout.capabilities.extract", "trafilatura"]
 _JOIN_S = 2.0
 T = TypeVar("T")
 
