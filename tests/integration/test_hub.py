@@ -149,3 +149,23 @@ async def test_the_reader_reads_again_after_its_connection_is_killed(
         event = await next_event(source, hub.IDLE_S)
     assert killed >= 1
     assert event[0] == published
+
+
+async def test_no_wake_ups_are_sent_once_every_listener_has_left(
+    clients: tuple[aioredis.Redis, hub.Hub],
+) -> None:
+    # Given the reader blocked on one chat, and Redis's command counts reset
+    redis, events_hub = clients
+    async with events_hub.subscribe(uuid.uuid4(), "0-0"):
+        await asyncio.sleep(0.2)
+        await redis.config_resetstat()
+
+        # When a second chat joins and every listener leaves before the reader re-reads
+        async with events_hub.subscribe(uuid.uuid4(), "0-0"):
+            pass
+    await asyncio.sleep(0.5)
+
+    # Then the wake-ups stopped with the listeners (before, CLIENT UNBLOCK every 5 ms until
+    # somebody joined again: ~100 in this half second)
+    stats = await redis.info("commandstats")
+    assert stats.get("cmdstat_client|unblock", {}).get("calls", 0) <= 5

@@ -17,7 +17,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import errors, parts, redis_client, redis_keys
+from lookout import errors, loops, parts, redis_client, redis_keys
 from lookout.chat import stream_ids
 
 logger = logging.getLogger(__name__)
@@ -307,6 +307,7 @@ class Publisher:
             try:
                 await publish_many(self.redis, self.chat_id, self.turn_id, batch, self._batches)
             except errors.Unavailable as exc:  # the same batch again shortly (written once)
+                loops.raise_if_cancelling()
                 if self._late_since and time.monotonic() - self._late_since > LATE_WRITE_S:
                     logger.warning("chat stream away for too long: %d parts not written",
                                    len(batch) + len(self._pending))  # fmt: skip

@@ -24,7 +24,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from lookout import errors, parts, redis_client
+from lookout import errors, loops, parts, redis_client
 from lookout.chat import events, stream_ids
 
 logger = logging.getLogger(__name__)
@@ -118,11 +118,19 @@ class Hub:
 
     async def _wake(self) -> None:
         """Unblock the XREAD in flight until the reader has taken up every joined chat."""
-        while self._reading < self._version and self._client_id is not None:
+        # Not once every listener has left: the reader then waits for a join, not for its XREAD,
+        # and would never take up the version this loop waits for.
+        while (
+            not self._closed
+            and self._listening.is_set()
+            and self._reading < self._version
+            and self._client_id is not None
+        ):
             try:
                 await self.redis.client_unblock(self._client_id)
             except redis_client.UNREACHABLE:
                 return  # the reader meets the same outage and re-reads when it is over
+            loops.raise_if_cancelling()
             await asyncio.sleep(_WAKE_RETRY_S)
 
     async def _read(self) -> None:
@@ -132,12 +140,12 @@ class Hub:
             try:
                 await self._read_once()
             except redis_client.UNREACHABLE as exc:
-                _cancelled_as_error()
+                loops.raise_if_cancelling()
                 self._client_id = None  # a new connection has a new id
                 logger.warning("event hub lost Redis (%s); retrying", type(exc).__name__)
                 await asyncio.sleep(_RETRY_S)
             except Exception:
-                _cancelled_as_error()
+                loops.raise_if_cancelling()
                 self._client_id = None
                 logger.exception("event hub read failed; retrying")
                 await asyncio.sleep(_RETRY_S)
@@ -172,17 +180,10 @@ class Hub:
         self._closed = True
         self._listening.set()  # a reader that missed its cancellation sees _closed and ends
         self._queues.clear()
+        self._positions.clear()
         for task in (self._reader, self._waker):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         await self.listener.aclose()
-
-
-def _cancelled_as_error() -> None:
-    """Re-raise a cancellation that redis-py handed over as a connection error: a reader that
-    retried it instead would outlive its hub (and keep the event loop from closing)."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
