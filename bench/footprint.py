@@ -94,7 +94,12 @@ class Dev:
             [str(lookout), "dev"], cwd=workdir, env=env, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        self.ready_s = _wait_status(f"http://127.0.0.1:{self.port}/readyz", self.process)
+        try:
+            self.ready_s = _wait_status(f"http://127.0.0.1:{self.port}/readyz", self.process)
+        except RuntimeError:
+            self.log.flush()
+            print((workdir / "dev.log").read_text(errors="replace")[-4000:], file=sys.stderr)
+            raise
 
     def roots(self) -> list[int]:
         """The dev process (its tree: supervisor, web, workers, scheduler, Redis) and the
@@ -104,9 +109,12 @@ class Dev:
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGINT)
+        started = time.monotonic()
         try:
             self.process.wait(90)
+            print(f"lookout dev stopped in {time.monotonic() - started:.1f} s")
         except subprocess.TimeoutExpired:
+            print("lookout dev not stopped in 90 s: killed", file=sys.stderr)
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
         self.log.close()
@@ -242,6 +250,9 @@ def main() -> int:
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--settle-s", type=float, default=20.0)
     args = parser.parse_args()
+    # `lookout dev` is stopped with SIGINT, as Ctrl-C does: started from a shell's background job
+    # this process (and so every child) would ignore it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     workdir = Path(tempfile.mkdtemp(prefix="lookout-footprint-"))
     try:
         return _run(args, workdir)

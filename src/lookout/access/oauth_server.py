@@ -97,8 +97,14 @@ class Context:
     loop: asyncio.AbstractEventLoop
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run `coro` on the event loop from Authlib's thread and wait for it."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(BRIDGE_TIMEOUT_S)
+        """Run `coro` on the event loop from Authlib's thread and wait for it; past the bound it
+        is cancelled, so nothing it writes lands after this request was answered as failed."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(BRIDGE_TIMEOUT_S)
+        except TimeoutError:
+            future.cancel()
+            raise
 
 
 class _Payload(OAuth2Payload):  # type: ignore[misc]

@@ -128,12 +128,15 @@ class Pool:
             return self._browser
 
     async def close(self) -> None:
-        if self._browser is not None:
-            await self._browser.close()
-        if self._playwright is not None:
-            await self._playwright.stop()
-        await self.proxy.close()
-        self._browser, self._playwright, self._proxy_url = None, None, None
+        # Under the launch lock: a render launching meanwhile would find the browser closing,
+        # launch another and have Playwright stopped under it (or leak a Chromium).
+        async with self._lock:
+            if self._browser is not None:
+                await self._browser.close()
+            if self._playwright is not None:
+                await self._playwright.stop()
+            await self.proxy.close()
+            self._browser, self._playwright, self._proxy_url = None, None, None
 
     async def render(
         self, url: str, *, wait_for: str | int | None = None, screenshot: str | None = None
