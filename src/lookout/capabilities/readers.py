@@ -211,8 +211,11 @@ class Pool:
     def _release(self, child: _Child) -> None:
         """`child` is idle again; the watcher learns when it may exit."""
         with self._lock:
+            if self._closed:  # a call that close() did not wait for: its child exits now
+                child.conn.close()
+                return
             self._idle.append((child, time.monotonic()))
-            if self.idle_s <= 0 or self._closed:
+            if self.idle_s <= 0:
                 return
             if self._watcher is None:
                 self._watcher = threading.Thread(
