@@ -109,8 +109,9 @@ def _ready(port: int) -> bool:
 
 # What a process of the `lookout dev` tree is, by its command line (first match).
 _ROLES = (
+    ("lookout dev-serve", "web + worker"),
     ("lookout.cli dev", "supervisor"),
-    ("honcho", "honcho"),
+    ("lookout dev", "supervisor"),
     ("/bin/sh -c", "shell"),
     ("lookout web", "web"),
     ("dramatiq", "worker"),
@@ -126,8 +127,12 @@ def given(dev_pid: int, env: dict[str, str]) -> str:
             line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             label = next((name for mark, name in _ROLES if mark in line), "other")
             names[label] = names.get(label, 0) + 1
-    processes, threads = cli.worker_size(Settings.from_env(env))
     shown = ", ".join(f"{count} {name}" for name, count in sorted(names.items()))
+    if "web + worker" in names:  # `lookout dev` with one worker: in the web process
+        threads = cli.worker_size(Settings.from_env(env), processes=1)[1]
+        return (f"{sum(names.values())} processes ({shown}); worker in the web process x "
+                f"{threads} threads")  # fmt: skip
+    processes, threads = cli.worker_size(Settings.from_env(env))
     return (f"{sum(names.values())} processes ({shown}); worker {processes} "
             f"processes x {threads} threads")  # fmt: skip
 

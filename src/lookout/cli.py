@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import sys
 import uuid
@@ -27,7 +28,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_web(args: argparse.Namespace) -> int:
+def cmd_web(args: argparse.Namespace, *, with_worker: bool = False) -> int:
     from lookout import loops
 
     loops.hold_collector()  # until the app is open (create_app's freeze_heap)
@@ -36,12 +37,24 @@ def cmd_web(args: argparse.Namespace) -> int:
     from lookout import app
 
     settings = _settings()
+    if with_worker:
+        settings = dataclasses.replace(
+            settings, worker_threads=worker_size(settings, processes=1)[1]
+        )
     multiproc.prepare(settings)  # before prometheus_client is imported
     logs.configure(settings.log_format, settings.log_level)
     loops.install(settings)
     application = app.create_app(settings, freeze_heap=True)
+    if with_worker:
+        from lookout import together
+
+        together.add_worker(application, settings.worker_threads)
     web.run_app(application, host=settings.host, port=settings.port, print=None)
     return 0
+
+
+def cmd_dev_serve(args: argparse.Namespace) -> int:
+    return cmd_web(args, with_worker=True)
 
 
 def _bin(name: str) -> str:
@@ -52,6 +65,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = _settings()
     processes, threads = worker_size(settings)
     processes, threads = args.processes or processes, args.threads or threads
+    # Each process sizes its database pools to its threads (actors.runtime): it reads them here.
+    os.environ["LOOKOUT_WORKER_THREADS"] = str(threads)
     argv = [_bin("dramatiq"), "lookout.worker", "--processes", str(processes)]
     argv += ["--threads", str(threads)]
     multiproc.prepare(settings)  # the worker processes inherit the metrics directory
@@ -63,13 +78,15 @@ def cmd_worker(args: argparse.Namespace) -> int:
 THREADS_PER_CORE = 8
 
 
-def worker_size(settings: Settings, cores: int | None = None) -> tuple[int, int]:
+def worker_size(
+    settings: Settings, cores: int | None = None, *, processes: int | None = None
+) -> tuple[int, int]:
     """`lookout worker`'s processes and threads a process: the settings', or where 0, a process
     per core and 8 messages in flight a core across them, at least 8 a process and at most its
-    database connections (a message past those would only wait for one). `cores`: this
-    machine's, unless given."""
+    database connections (a message past those would only wait for one). `cores`, `processes`:
+    this machine's and the settings', unless given."""
     cores = cores or machine_cores()
-    processes = settings.worker_processes or cores
+    processes = processes or settings.worker_processes or cores
     threads = settings.worker_threads or min(
         settings.db_pool_max, max(THREADS_PER_CORE, THREADS_PER_CORE * cores // processes)
     )
@@ -218,6 +235,10 @@ def parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="run everything on this machine with private Postgres/Redis")
     dev.add_argument("--port", type=int)
     dev.set_defaults(func=cmd_dev)
+    serve = sub.add_parser(
+        "dev-serve", help="what `lookout dev` runs: web and worker in one process"
+    )
+    serve.set_defaults(func=cmd_dev_serve)
     setup = sub.add_parser("dev-setup", help="what `lookout dev` runs first: migrate, demo account")
     setup.set_defaults(func=cmd_dev_setup)
     route = sub.add_parser("route", help="print how the intent router reads a message")

@@ -1,9 +1,10 @@
 """`lookout dev`: the whole service on one machine, on embedded defaults, until Ctrl-C.
 
 This process stays up all along, so it loads little: the embedded Postgres and Redis
-(lookout.devservices) and honcho's runner. The database work runs in a child (`lookout
-dev-setup`, lookout.devsetup); the periodic ticks run in the worker process (lookout.ticks), so
-`lookout dev` runs web and worker, not the Procfile's scheduler process (kept for deploys).
+(lookout.devservices) and a small supervisor. The database work runs in a child (`lookout
+dev-setup`, lookout.devsetup); web and worker run in one more (`lookout dev-serve`,
+lookout.together), which also sends the periodic ticks (lookout.ticks): not the Procfile's
+three processes (kept for deploys).
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from lookout import devservices, settings
 
 KILL_MARGIN_S = 5.0
-# One worker process (its threads sized to the machine) runs a machine's turns for `lookout dev`:
-# each more one holds ~130 MiB more doing nothing (bench/footprint.py). LOOKOUT_WORKER_PROCESSES
-# chooses more.
+# One worker (its threads sized to the machine), in the web process, runs a machine's turns for
+# `lookout dev`: each more worker process holds ~130 MiB more doing nothing (bench/footprint.py).
+# LOOKOUT_WORKER_PROCESSES chooses more, then in a `lookout worker` of their own.
 DEV_WORKER_PROCESSES = "1"
 LOCAL_HOST = "127.0.0.1"
 
@@ -124,54 +126,82 @@ def dev_url(port: str) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-# honcho, told how long to wait for the processes after Ctrl-C before it kills them (its own
-# wait, 5 s, is a module constant), and waking once a second when nothing is said instead of
-# ten times (its loop polls its event queue every 0.1 s to check that wait: 0.17 % of a core
-# of the idle stack, bench/footprint.py). A line or a stop still arrives at once.
-_HONCHO = """
-import sys, honcho.manager as m
-m.KILL_WAIT = float(sys.argv.pop(1))
-class Events:
-    def __init__(self, inner): self.inner = inner
-    def get(self, timeout=None): return self.inner.get(timeout=max(timeout or 0, 1.0))
-start = m.Manager._start
-def started(self):
-    start(self)  # the processes were given the queue itself; the loop reads it through Events
-    self.events = Events(self.events)
-m.Manager._start = started
-from honcho.command import main
-sys.exit(main())
-"""
-
-
-def honcho_command(procfile: Path, kill_wait_s: float, *names: str) -> list[str]:
-    """`honcho start` of `names`, killing what still runs `kill_wait_s` after the first
-    process stopped (honcho's own wait is 5 s)."""
-    return [sys.executable, "-c", _HONCHO, str(kill_wait_s), "-f", str(procfile), "start", *names]
+def commands(env: Mapping[str, str]) -> dict[str, list[str]]:
+    """The processes `lookout dev` runs: web and worker in one (lookout.together), or with
+    LOOKOUT_WORKER_PROCESSES above 1 the web and `lookout worker` apart."""
+    lookout = os.path.join(os.path.dirname(sys.executable), "lookout")
+    if env.get("LOOKOUT_WORKER_PROCESSES", DEV_WORKER_PROCESSES) == "1":
+        return {"web": [lookout, "dev-serve"]}
+    return {"web": [lookout, "web"], "worker": [lookout, "worker"]}
 
 
 def _supervise(env: dict[str, str]) -> int:
-    """Run web + worker (it sends the ticks) from the Procfile with honcho until Ctrl-C.
+    """Run the processes until Ctrl-C (or SIGTERM), or until one of them stops.
 
     After Ctrl-C a process with work in flight finishes it (or hands it back) within the
-    shutdown grace period plus the wait for cut-off turns; honcho waits that long before it
-    kills (it killed them after 5 s: a turn cut there was neither answered nor handed back).
+    shutdown grace period plus the wait for cut-off turns; it is killed only after that.
     Processes with nothing in flight stop at once.
     """
     bin_dir = os.path.dirname(sys.executable)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     grace = settings.Settings.from_env(env).shutdown_grace_s
     kill_wait = grace + settings.SHUTDOWN_CANCEL_WAIT_S + KILL_MARGIN_S
-    command = honcho_command(_procfile(), kill_wait, "web", "worker")
-    child = subprocess.Popen(command, env=env)
+    return supervise(commands(env), env, kill_wait)
 
-    def forward(signum: int, frame: object) -> None:
-        child.send_signal(signum)
 
-    # honcho stops every process on SIGINT/SIGTERM; we wait for it, then stop Postgres and Redis.
-    signal.signal(signal.SIGTERM, forward)
-    while True:
+class _Stop(Exception):
+    """A stop signal reached the supervisor."""
+
+
+def supervise(commands: Mapping[str, list[str]], env: Mapping[str, str], kill_wait_s: float) -> int:
+    """Start `commands`, each in its own session (a terminal's Ctrl-C reaches this process
+    alone, which stops them once), and wait. On SIGINT/SIGTERM, or when one stops: SIGTERM to
+    the rest, SIGKILL to what still runs `kill_wait_s` later. The exit status: the first
+    process's to stop on its own, else 0.
+
+    This replaced honcho: its wrapper process per child and `sh -c` held ~19 MiB PSS of an
+    idle stack (bench/footprint.py), and its loop woke to poll its queue.
+    """
+    running: dict[int, tuple[str, subprocess.Popen[bytes]]] = {}
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stop(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    status = 0
+    try:
         try:
-            return child.wait()
-        except KeyboardInterrupt:
-            child.send_signal(signal.SIGINT)
+            for name, command in commands.items():
+                child = subprocess.Popen(command, env=dict(env), start_new_session=True)
+                running[child.pid] = (name, child)
+            while running:
+                pid, code = os.wait()
+                name, child = running.pop(pid)
+                child.returncode = os.waitstatus_to_exitcode(code)
+                print(f"lookout dev: {name} stopped (exit status {child.returncode})", flush=True)
+                status = child.returncode or 1
+                break
+        except _Stop as heard:
+            print(f"lookout dev: {heard} received, stopping", flush=True)
+        for sig in previous:  # a second Ctrl-C waits like the first: the stop is under way
+            signal.signal(sig, signal.SIG_IGN)
+        _stop_all(running, kill_wait_s)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return status
+
+
+def _stop_all(running: dict[int, tuple[str, subprocess.Popen[bytes]]], wait_s: float) -> None:
+    for _, child in running.values():
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    for name, child in running.values():
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            print(f"lookout dev: {name} still running {wait_s:.0f} s after the stop: SIGKILL",
+                  flush=True)  # fmt: skip
+            child.kill()
+            child.wait()

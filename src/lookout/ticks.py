@@ -104,16 +104,18 @@ class Ticker:
 
 def first_worker_process() -> bool:
     """Whether this is the first worker process the `dramatiq` command started (it starts them
-    first, in order, as multiprocessing's Process-1, Process-2, ...)."""
+    first, in order, as multiprocessing's Process-1, Process-2, ...), or a process that runs
+    its one worker itself (`lookout dev-serve`: no multiprocessing parent)."""
     return (
-        multiprocessing.parent_process() is not None
-        and multiprocessing.current_process().name == "Process-1"
+        multiprocessing.parent_process() is None
+        or multiprocessing.current_process().name == "Process-1"
     )
 
 
 class InWorker(dramatiq.Middleware):
-    """LOOKOUT_WORKER_SCHEDULER (`lookout dev` sets it): the first worker process sends the
-    ticks from a thread, in place of a `lookout scheduler` process of its own."""
+    """LOOKOUT_WORKER_SCHEDULER (`lookout dev` sets it): the first worker process (or the
+    one process of `lookout dev-serve`) sends the ticks from a thread, in place of a `lookout
+    scheduler` process of its own."""
 
     def __init__(self) -> None:
         self._stop = threading.Event()

@@ -40,9 +40,8 @@ def _listening(port: int) -> bool:
 
 
 def _up(output: str, announced: str) -> bool:
-    """Announced, and the worker process booted (`lookout dev` runs 1): a person presses
-    Ctrl-C on a service that is up. (Dramatiq stopped while its processes still boot waits for
-    them until honcho kills it: a Ctrl-C in the first seconds takes 40 s.)"""
+    """Announced, and the worker booted (`lookout dev` runs it in the web process): a person
+    presses Ctrl-C on a service that is up."""
     return announced in output and output.count("Worker process is ready for action") >= 1
 
 
