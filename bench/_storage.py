@@ -143,7 +143,11 @@ async def measure(
                             wrong += 1
                 left = [await _sizes(look, a) for a in ids]
                 async with checkpointer.saver_context(look.settings.database_url) as saver:
-                    await pruning.sweep(look.db, saver)
+
+                    async def saver_of() -> Any:
+                        return saver
+
+                    await pruning.sweep(look.db, saver_of)
                 swept = [await _sizes(look, a) for a in ids]
     finally:
         loop.call_soon_threadsafe(loop.stop)

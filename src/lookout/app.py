@@ -14,7 +14,7 @@ from lookout.access import keys
 from lookout.agent import graph
 from lookout.capabilities import fetch, readers
 from lookout.chat import hub
-from lookout.db import checkpointer, pool
+from lookout.db import pool
 from lookout.ops import http as ops_http
 from lookout.ops import shutdown
 from lookout.settings import Settings
@@ -50,11 +50,11 @@ async def _http_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _graph_ctx(app: web.Application) -> AsyncIterator[None]:
-    settings = app[appkeys.SETTINGS]
-    async with checkpointer.saver_context(settings.database_url, db=app[appkeys.DB]) as saver:
-        app[appkeys.SAVER] = saver
-        app[appkeys.GRAPH] = graph.build(saver)
-        yield
+    # The saver and the graph open with the first chat turn (agent.graph.OnDemand).
+    agent = graph.OnDemand(app[appkeys.SETTINGS].database_url, app[appkeys.DB])
+    app[appkeys.AGENT] = agent
+    yield
+    await agent.aclose()
 
 
 async def _turns_ctx(app: web.Application) -> AsyncIterator[None]:

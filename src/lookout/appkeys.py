@@ -16,10 +16,7 @@ from lookout.access.services import Services
 from lookout.chat import hub
 from lookout.settings import Settings
 
-if TYPE_CHECKING:  # the key names its type; a process reading SETTINGS (`lookout dev`'s
-    # supervisor through ops.shutdown) does not load LangGraph and LangSmith (~1.5 s, ~50 MiB)
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
+if TYPE_CHECKING:  # the key names its type; a process reading SETTINGS does not load the agent
     from lookout.agent import graph
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -32,9 +29,8 @@ STARTED = web.RequestKey("started", float)
 VERB = web.RequestKey("verb", str)  # the verb a /v1 route runs: its errors' meta.verb
 KEY_USAGE = web.AppKey("key_usage", keys.KeyUsage)
 KEY_CACHE = web.AppKey("key_cache", keys.KeyCache[principals.Principal])
-SAVER: web.AppKey[AsyncPostgresSaver] = web.AppKey("saver")
 HUB = web.AppKey("hub", hub.Hub)
-GRAPH: web.AppKey[graph.Graph] = web.AppKey("graph")
+AGENT: web.AppKey[graph.OnDemand] = web.AppKey("agent")  # the saver and graph, at first use
 # Turns run as tasks independent of their HTTP request; shutdown waits for them.
 TURNS = web.AppKey("turns", set[asyncio.Task[object]])
 STREAMS = web.AppKey("streams", weakref.WeakSet[web.StreamResponse])

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from lookout.db import checkpointer
 
@@ -17,13 +18,13 @@ async def test_a_recently_returned_connection_is_lent_unchecked_an_idle_one_is_c
     # Given a pool whose idle threshold is short, and a count of the checks it makes
     monkeypatch.setattr(checkpointer, "CHECK_IDLE_S", 0.3)
     checks: list[int] = []
-    check = checkpointer.AsyncConnectionPool.check_connection
+    check = AsyncConnectionPool.check_connection
 
     async def counted(conn: AsyncConnection[Any]) -> None:
         checks.append(1)
         await check(conn)
 
-    monkeypatch.setattr(checkpointer.AsyncConnectionPool, "check_connection", counted)
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", counted)
     async with checkpointer.saver_context(database_url, max_size=1) as saver:
         pool = saver.conn
 

@@ -131,6 +131,13 @@ async def in_process(
     await redis.aclose()
 
 
+def _returning(saver: Any) -> Any:
+    async def saver_of() -> Any:
+        return saver
+
+    return saver_of
+
+
 async def manual_run(db: asyncpg.Pool, watch: repo.Automation) -> uuid.UUID | None:
     return await repo.insert_run(
         db,
@@ -474,7 +481,7 @@ async def test_growth_stays_flat_over_many_scheduled_turns(
     # maintenance actor runs it) finds and drops
     await ask(f"what is on {page['url']}")
     assert (await db.fetchrow(THREAD_SIZE, str(chat.id)))["rows"] == 2
-    assert await pruning.sweep(in_process.services.db, in_process.saver) >= 1
+    assert await pruning.sweep(in_process.services.db, _returning(in_process.saver)) >= 1
     swept = await db.fetchrow(THREAD_SIZE, str(chat.id))
 
     at_10, at_199 = sizes

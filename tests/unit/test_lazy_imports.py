@@ -83,3 +83,25 @@ def test_the_first_use_of_each_loads_its_library() -> None:
         "assert extract.extract(page, url='http://127.0.0.1/', formats=('markdown',)).markdown"
     )
     assert _loaded_after(code, AT_FIRST_USE) == list(AT_FIRST_USE)
+
+
+# LangGraph and what it brings (LangChain, LangSmith, psycopg for its saver): ~50 MiB RSS of a
+# process; loaded by the first chat turn (agent.graph.OnDemand), not by a process's start.
+AGENT = ("langgraph", "langchain_core", "langsmith", "psycopg", "psycopg_pool")
+
+
+def test_no_process_loads_langgraph_before_its_first_turn() -> None:
+    assert _loaded_after(WEB, AGENT) == []
+    assert _loaded_after("import lookout.worker, lookout.scheduler", AGENT) == []
+
+
+def test_building_the_graph_loads_langgraph() -> None:
+    # The check above can fail: what a first turn makes (the saver's class, the graph) loads them
+    code = (
+        f"{WEB}\n"
+        "from lookout.agent import graph\n"
+        "from lookout.db import checkpointer\n"
+        "checkpointer.saver_class()\n"
+        "graph.build(None)"
+    )
+    assert _loaded_after(code, AGENT) == list(AGENT)

@@ -29,7 +29,7 @@ async def probe(probe_id: str) -> None:
     state = runtime.current()
     database_ok = await repo.ping(state.db)
     config = {"configurable": {"thread_id": f"probe-{uuid.UUID(probe_id)}", "checkpoint_ns": ""}}
-    checkpoint = await state.saver.aget_tuple(config)  # type: ignore[arg-type]
+    checkpoint = await (await state.agent.saver()).aget_tuple(config)  # type: ignore[arg-type]
     outcome = {"database": database_ok, "checkpointer": checkpoint is None}
     await state.redis.set(probe_key(probe_id), json.dumps(outcome), ex=PROBE_TTL_S)
 
@@ -49,6 +49,6 @@ async def sweep_expired() -> None:
 async def prune_checkpoints() -> None:
     """Every minute: keep only the latest checkpoint of every chat that has more than one."""
     state = runtime.current()
-    pruned = await pruning.sweep(state.db, state.saver)
+    pruned = await pruning.sweep(state.db, state.agent.saver)
     if pruned:
         logger.info("pruned the checkpoints of %d chat(s)", pruned)

@@ -13,14 +13,13 @@ import asyncpg
 import dramatiq
 import redis.asyncio as aioredis
 from dramatiq.asyncio import get_event_loop_thread
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout import loops, redis_client
 from lookout.access import credits
 from lookout.access.services import Services
 from lookout.agent import graph
 from lookout.capabilities import browser, fetch, readers
-from lookout.db import checkpointer, pool
+from lookout.db import pool
 from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -30,10 +29,9 @@ logger = logging.getLogger(__name__)
 class State:
     settings: Settings
     db: asyncpg.Pool
-    saver: AsyncPostgresSaver
+    agent: graph.OnDemand  # the saver and the graph, opened by the first turn that needs them
     redis: aioredis.Redis
     http: aiohttp.ClientSession
-    graph: graph.Graph
     browser: browser.Pool
     stale_sweep: credits.StaleSweep = dataclasses.field(default_factory=credits.StaleSweep)
 
@@ -84,11 +82,8 @@ class Resources(dramatiq.Middleware):
                 settings.database_url, min_size=1, max_size=settings.worker_threads + 2
             )
         )
-        saver = await stack.enter_async_context(
-            checkpointer.saver_context(
-                settings.database_url, max_size=settings.worker_threads + 2, db=db
-            )
-        )
+        agent = graph.OnDemand(settings.database_url, db, max_size=settings.worker_threads + 2)
+        stack.push_async_callback(agent.aclose)
         redis = redis_client.connect(settings.redis_url)
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(fetch.open_session(settings))
@@ -98,8 +93,7 @@ class Resources(dramatiq.Middleware):
         stack.push_async_callback(pages.close)
         self._stack = stack
         _state = State(
-            settings=settings, db=db, saver=saver, redis=redis, http=http,
-            graph=graph.build(saver), browser=pages,
+            settings=settings, db=db, agent=agent, redis=redis, http=http, browser=pages,
         )  # fmt: skip
         loops.freeze_heap()
         loop = type(asyncio.get_running_loop())

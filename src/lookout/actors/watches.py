@@ -22,7 +22,7 @@ TURN_MAX_AGE_MS = 30 * 60 * 1000
 async def chat_message(run_id: str) -> None:
     """Run one scheduled (or manual) turn of a watch; a duplicate delivery does nothing."""
     state = runtime.current()
-    await runner.execute(state.services, state.graph, uuid.UUID(run_id))
+    await runner.execute(state.services, await state.agent.graph(), uuid.UUID(run_id))
 
 
 @dramatiq.actor(max_retries=0, time_limit=55_000, **ticked.options(periodic.DISPATCH_DUE_WATCHES))

@@ -2,26 +2,40 @@
 
 The thread id is the chat id; the Postgres checkpointer keeps the (bounded) state between turns,
 which is how a scheduled turn knows what the previous one saw.
+
+LangGraph (and LangChain and LangSmith under it: ~50 MiB RSS, ~1.5 s of CPU to import) loads
+with a process's first turn, not at its start: `OnDemand` opens the saver and builds the graph
+then, importing them on a thread so the web's event loop keeps serving meanwhile. A web process
+serving the REST and MCP doors only, or a worker with no watch due, never holds them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import importlib
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
+import asyncpg
 
 from lookout import parts
 from lookout.agent import planner_llm, planner_rules, pruning, report, state, volatile
 from lookout.agent.context import TurnContext
+from lookout.db import checkpointer
 
-Graph = CompiledStateGraph[state.ChatState, TurnContext, state.ChatState, state.ChatState]
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.runtime import Runtime
+
+    Graph = CompiledStateGraph[state.ChatState, TurnContext, state.ChatState, state.ChatState]
+
 _DELTA_WORDS = 8
+# What a turn imports, loaded on a thread before the first one (OnDemand.graph).
+_TURN_MODULES = ("langgraph.graph", "langgraph.checkpoint.postgres.aio", "langchain_core.messages")
 
 
 async def write_text(ctx: TurnContext, text: str) -> None:
@@ -61,12 +75,14 @@ async def _reply(current: state.ChatState, ctx: TurnContext) -> tuple[str, plann
     return await (planner or planner_rules.respond)(current, ctx)
 
 
-def build(checkpointer: BaseCheckpointSaver[Any]) -> Graph:
+def build(saver: BaseCheckpointSaver[Any]) -> Graph:
+    from langgraph.graph import END, START, StateGraph
+
     builder = StateGraph(state.ChatState, context_schema=TurnContext)
     builder.add_node("respond", respond)  # type: ignore[call-overload]
     builder.add_edge(START, "respond")
     builder.add_edge("respond", END)
-    return builder.compile(checkpointer=checkpointer)
+    return builder.compile(checkpointer=saver)
 
 
 def config(chat_id: uuid.UUID) -> RunnableConfig:
@@ -83,5 +99,46 @@ async def prune_if_due(graph: Graph, chat_id: uuid.UUID) -> None:
     """After a turn's checkpoint is stored: older checkpoints are never read again; the sweep in
     agent.pruning keeps one per thread so turn 1,000 costs what turn 10 does (NOTES: 13.2 MB ->
     0.16 MB for 40 turns), and every INLINE_EVERY-th turn of a process prunes its thread now."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
     if pruning.due(chat_id) and isinstance(graph.checkpointer, AsyncPostgresSaver):
         await pruning.prune_now(graph.checkpointer, chat_id)
+
+
+class OnDemand:
+    """A process's saver and graph, opened at the first call that needs them; `aclose` closes
+    them. Used on one event loop (the web's, or the worker's AsyncIO thread)."""
+
+    def __init__(self, dsn: str, db: asyncpg.Pool, *, max_size: int = 10) -> None:
+        self._dsn, self._db, self._max_size = dsn, db, max_size
+        self._stack = contextlib.AsyncExitStack()
+        self._lock = asyncio.Lock()
+        self._saver: AsyncPostgresSaver | None = None
+        self._graph: Graph | None = None
+
+    async def saver(self) -> AsyncPostgresSaver:
+        async with self._lock:
+            if self._saver is None:
+                await asyncio.to_thread(_import_turn_modules)
+                opened = checkpointer.saver_context(self._dsn, max_size=self._max_size, db=self._db)
+                self._saver = await self._stack.enter_async_context(opened)
+            return self._saver
+
+    async def graph(self) -> Graph:
+        saver = await self.saver()
+        if self._graph is None:
+            self._graph = build(saver)
+        return self._graph
+
+    @property
+    def opened(self) -> bool:
+        return self._saver is not None
+
+    async def aclose(self) -> None:
+        self._saver = self._graph = None
+        await self._stack.aclose()
+
+
+def _import_turn_modules() -> None:
+    for name in _TURN_MODULES:
+        importlib.import_module(name)

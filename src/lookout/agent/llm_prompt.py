@@ -3,11 +3,14 @@ the chat's bounded memory (summary + recent turns), then the message itself."""
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from typing import TYPE_CHECKING
 
 from lookout.agent import planner_rules, router
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
+
+if TYPE_CHECKING:  # LangChain loads with the first turn (agent.graph.OnDemand), not at start
+    from langchain_core.messages import BaseMessage
 
 RULES = f"""You are Lookout: you read the live web for the user with your tools and answer in \
 plain language, briefly, in markdown.
@@ -72,6 +75,8 @@ def messages(
     state: ChatState, ctx: TurnContext, text: str, route: router.Route, original: str | None
 ) -> list[BaseMessage]:
     """System prompt, the recent turns as user/assistant messages, then this message."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
     system = [
         RULES,
         f"Now: {ctx.now.strftime('%Y-%m-%d %H:%M UTC')}. {situation(ctx)}",

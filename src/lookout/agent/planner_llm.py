@@ -17,25 +17,19 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import httpx
-from langchain_core.messages import (
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.runnables import Runnable
-from pydantic import SecretStr
-
 from lookout import parts
 from lookout.agent import llm_guard, llm_prompt, llm_tools, planner_rules, router, setup
 from lookout.agent.context import TurnContext
 from lookout.agent.state import ChatState
 from lookout.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # LangChain loads with the first turn (agent.graph.OnDemand), httpx with a model
+    import httpx
+    from langchain_core.messages import AIMessageChunk, BaseMessage
+    from langchain_core.runnables import Runnable
     from langchain_openai import ChatOpenAI
+
+    Model = Runnable[Any, BaseMessage]
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +40,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 # A local endpoint (Ollama, vLLM, llama.cpp) needs no key, but the client insists on one.
 NO_KEY = "not-needed"
-TIMEOUT = httpx.Timeout(60.0, connect=10.0)  # read: between two streamed chunks
+READ_TIMEOUT_S = 60.0  # between two streamed chunks
+CONNECT_TIMEOUT_S = 10.0
 MAX_RETRIES = 1
-
-Model = Runnable[Any, BaseMessage]
 
 
 def enabled(settings: Settings) -> bool:
@@ -59,13 +52,27 @@ def enabled(settings: Settings) -> bool:
 
 def _endpoint_errors() -> tuple[type[Exception], ...]:
     """What a failing endpoint raises (an `except` evaluates this only when something was)."""
+    import httpx
     import openai  # the LLM client loads only when a model is used (bench/footprint.py)
 
     return (openai.OpenAIError, httpx.HTTPError)
 
 
+def _timeout() -> httpx.Timeout:
+    import httpx
+
+    return httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+
+
+def _client() -> httpx.AsyncClient:
+    import httpx
+
+    return httpx.AsyncClient(timeout=_timeout())
+
+
 def chat_model(settings: Settings, http: httpx.AsyncClient) -> ChatOpenAI:
     from langchain_openai import ChatOpenAI  # only when a model is used, as openai above
+    from pydantic import SecretStr
 
     key = settings.llm_api_key or settings.openai_api_key or NO_KEY
     return ChatOpenAI(
@@ -73,7 +80,7 @@ def chat_model(settings: Settings, http: httpx.AsyncClient) -> ChatOpenAI:
         base_url=settings.llm_base_url or DEFAULT_BASE_URL,
         api_key=SecretStr(key),
         streaming=True,
-        timeout=TIMEOUT,
+        timeout=_timeout(),
         max_retries=MAX_RETRIES,
         http_async_client=http,
     )
@@ -124,10 +131,12 @@ def _rules_decide(current: ChatState, route: router.Route, ctx: TurnContext) -> 
 async def judge_condition(ctx: TurnContext, condition: str, page: str) -> bool | None:
     """The model's yes / no on whether `condition` (in words) holds for the page (None: unsure
     or the endpoint failed)."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
     prompt = (f"Condition: {condition[:300]}\n\nPage:\n{page[:JUDGE_CHARS]}\n\n"
               "Is the condition true of this page now? Answer only yes or no.")  # fmt: skip
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        async with _client() as http:
             answer = await chat_model(ctx.services.settings, http).ainvoke(
                 [SystemMessage("You judge web pages. Answer only yes or no."), HumanMessage(prompt)]
             )
@@ -147,7 +156,7 @@ async def converse(
     """Run the model/tool loop; returns (all text the model said, names of the tools called)."""
     said: list[str] = []
     called: set[str] = set()
-    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+    async with _client() as http:
         model = chat_model(ctx.services.settings, http)
         try:
             for round_ in range(MAX_ROUNDS):
@@ -174,6 +183,8 @@ async def converse(
 
 async def stream(ctx: TurnContext, model: Model, history: list[BaseMessage]) -> AIMessageChunk:
     """One model call; its tokens go out as one text part (opened on the first token)."""
+    from langchain_core.messages import AIMessageChunk
+
     text_id: str | None = None
     full = AIMessageChunk(content="")
     try:
@@ -202,6 +213,8 @@ async def run_calls(
     called: set[str],
 ) -> list[BaseMessage]:
     """A result for every call the model asked for (the API requires one per call id)."""
+    from langchain_core.messages import ToolMessage
+
     results: list[BaseMessage] = []
     for index, call in enumerate(answer.tool_calls):
         call_id = str(call.get("id") or "")
@@ -254,6 +267,7 @@ async def say(ctx: TurnContext, text: str) -> None:
 
 def failure(exc: Exception, settings: Settings) -> str:
     """The endpoint's failure as a sentence a person can act on (never the raw exception)."""
+    import httpx
     import openai  # loaded already: the model failed
 
     where = httpx.URL(settings.llm_base_url or DEFAULT_BASE_URL).host

@@ -14,9 +14,13 @@ from __future__ import annotations
 import collections
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import asyncpg
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +57,15 @@ async def prune_now(saver: AsyncPostgresSaver, chat_id: uuid.UUID) -> None:
         logger.warning("inline checkpoint prune deferred to the sweep", extra={"chat_id": chat_id})
 
 
-async def sweep(db: asyncpg.Pool, saver: AsyncPostgresSaver) -> int:
-    """Prune every thread holding more than one checkpoint (in batches); how many were."""
+async def sweep(db: asyncpg.Pool, saver_of: Callable[[], Awaitable[AsyncPostgresSaver]]) -> int:
+    """Prune every thread holding more than one checkpoint (in batches); how many were.
+    `saver_of` is awaited only when there is one: a worker with no turn yet loads no LangGraph."""
     done = 0
     for _ in range(MAX_BATCHES):
         thread_ids = [row["thread_id"] for row in await db.fetch(_CROWDED, BATCH)]
         if not thread_ids:
             break
+        saver = await saver_of()
         try:
             await saver.aprune(thread_ids, strategy="keep_latest")
         except Exception:

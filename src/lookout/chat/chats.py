@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from lookout import errors
 from lookout.access.principals import Principal
 from lookout.db import history as history_db
 from lookout.db import repo
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 MAX_PAGE = 200
 
@@ -75,13 +78,17 @@ async def rename(
 
 
 async def delete(
-    db: asyncpg.Pool, saver: AsyncPostgresSaver, principal: Principal, chat_id: uuid.UUID
+    db: asyncpg.Pool,
+    saver_of: Callable[[], Awaitable[AsyncPostgresSaver]],
+    principal: Principal,
+    chat_id: uuid.UUID,
 ) -> None:
-    """Delete the chat, its messages, its watches and its checkpoints."""
+    """Delete the chat, its messages, its watches and its checkpoints (`saver_of`: the saver,
+    opened if need be)."""
     principal.require("editor")
     if not await repo.delete_chat(db, chat_id=chat_id, workspace_id=principal.workspace_id):
         raise errors.NotFound("No such chat in this workspace.")
-    await saver.adelete_thread(str(chat_id))
+    await (await saver_of()).adelete_thread(str(chat_id))
 
 
 async def messages(

@@ -7,6 +7,10 @@ new one) go through our asyncpg pool instead, one statement each: through psycop
 write is three statements, and each call hopped to a thread to (de)serialize a few KB). A turn
 carries both in its lease statements (`deferring`, chat.turns): the write is stored with its
 answer when the lease is released, and a scheduled turn's read comes with the claim of its run.
+
+LangGraph, LangChain and psycopg load with the first saver opened (`saver_context`), not with
+this module: a web process that serves no chat turn holds none of them (~50 MiB RSS,
+bench/footprint.py). `Saver` is made then too (`saver_class`).
 """
 
 from __future__ import annotations
@@ -14,29 +18,32 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import inspect
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import asyncpg
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    get_checkpoint_id,
-    get_serializable_checkpoint_metadata,
-)
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from psycopg import AsyncConnection
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from lookout.db import pool, repo
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import (
+        ChannelVersions,
+        Checkpoint,
+        CheckpointMetadata,
+        CheckpointTuple,
+    )
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+    _Base = AsyncPostgresSaver
+else:
+    _Base = object
 
 # A connection back in the pool for less than this is lent out again without a check: the
 # check (a round trip on every checkout) was ~15 % of a scheduled turn's CPU. One idle longer
@@ -61,6 +68,8 @@ class _IdleCheck:
         self._returned[conn] = time.monotonic()
 
     async def check(self, conn: AsyncConnection[Any]) -> None:
+        from psycopg_pool import AsyncConnectionPool
+
         if time.monotonic() - self._returned.get(conn, -CHECK_IDLE_S) >= CHECK_IDLE_S:
             await AsyncConnectionPool.check_connection(conn)
 
@@ -99,19 +108,20 @@ def deferring(thread_id: str, prefetched: Prefetched | None = None) -> Iterator[
         _deferred.reset(token)
 
 
-class Saver(AsyncPostgresSaver):
-    """AsyncPostgresSaver whose latest-checkpoint read and checkpoint write use asyncpg.
+class _Asyncpg(_Base):
+    """What `Saver` (saver_class) puts before AsyncPostgresSaver: its latest-checkpoint read and
+    checkpoint write use asyncpg.
 
     Same rows, same SQL (db/queries.sql: latest_checkpoint, put_checkpoint), same serializer;
     a Postgres outage surfaces as errors.Unavailable like every other statement of a turn.
     Within `deferring`, a write is kept for the caller instead (one statement less a turn).
     """
 
-    def __init__(self, conn_pool: AsyncConnectionPool, db: asyncpg.Pool) -> None:
-        super().__init__(conn_pool)  # type: ignore[arg-type]
-        self.db = db
+    db: asyncpg.Pool
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
+
         conf = config["configurable"]
         thread_id, namespace = conf["thread_id"], conf.get("checkpoint_ns", "")
         await self._store_held(thread_id)  # a read sees every write before it
@@ -136,7 +146,7 @@ class Saver(AsyncPostgresSaver):
         ids = {"thread_id": thread_id, "checkpoint_ns": namespace}
         return CheckpointTuple(
             {"configurable": {**ids, "checkpoint_id": row["checkpoint_id"]}},
-            cast(Checkpoint, {**checkpoint, "channel_values": values}),
+            cast("Checkpoint", {**checkpoint, "channel_values": values}),
             row["metadata"],
             {"configurable": {**ids, "checkpoint_id": parent}} if parent else None,
             self._load_writes(row["pending_writes"]),
@@ -149,6 +159,9 @@ class Saver(AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        from langgraph.checkpoint.base import get_serializable_checkpoint_metadata
+        from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
         conf = config["configurable"]
         thread_id, namespace = conf["thread_id"], conf["checkpoint_ns"]
         # As the library stores it: primitive channel values inline, the others as blobs.
@@ -187,11 +200,28 @@ class Saver(AsyncPostgresSaver):
             deferred.write = None
 
 
-# LangGraph asks inspect.signature whether put_writes takes task_path on every run (1.4 % of a
-# worker's CPU); a signature stored on the function is returned, not computed (13.5 -> 4.4 us a
-# call). These are the library's own functions (inherited): the stored signature is theirs.
-for _method in (Saver.put_writes, Saver.aput_writes):
-    _method.__signature__ = inspect.signature(_method)  # type: ignore[union-attr]
+@functools.cache
+def saver_class() -> type[AsyncPostgresSaver]:
+    """AsyncPostgresSaver with `_Asyncpg`'s read and write (made once, when first needed)."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    class Saver(_Asyncpg, AsyncPostgresSaver):
+        def __init__(self, conn_pool: AsyncConnectionPool, db: asyncpg.Pool) -> None:
+            super().__init__(conn_pool)  # type: ignore[arg-type]
+            self.db = db
+
+    # LangGraph asks inspect.signature whether put_writes takes task_path on every run (1.4 %
+    # of a worker's CPU); a signature stored on the function is returned, not computed (13.5 ->
+    # 4.4 us a call). These are the library's own functions (inherited): the signature is theirs.
+    for method in (Saver.put_writes, Saver.aput_writes):
+        method.__signature__ = inspect.signature(method)  # type: ignore[union-attr]
+    return Saver
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Saver":  # checkpointer.Saver, as when it was a class of this module
+        return saver_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def psycopg_dsn(dsn: str) -> str:
@@ -207,6 +237,9 @@ async def saver_context(
 
     `db`: the process's asyncpg pool for the per-turn read and write (else one is opened here).
     """
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
     idle = _IdleCheck()
     conn_pool: AsyncConnectionPool = AsyncConnectionPool(
         psycopg_dsn(dsn),
@@ -222,10 +255,10 @@ async def saver_context(
             db = await stack.enter_async_context(pool.pool_context(dsn, max_size=max_size))
         await conn_pool.open()
         stack.push_async_callback(conn_pool.close)
-        yield _unlocked(Saver(conn_pool, db))
+        yield _unlocked(saver_class()(conn_pool, db))  # type: ignore[arg-type]
 
 
-def _unlocked(saver: Saver) -> Saver:
+def _unlocked(saver: AsyncPostgresSaver) -> AsyncPostgresSaver:
     # The saver serializes every checkpoint read and write behind one lock, which a single
     # shared connection needs; with a pool each call checks out its own connection. Measured:
     # the lock was held 56 of every 60 ms with 8 turns in flight (BENCHMARKS.md).

@@ -98,7 +98,9 @@ async def rename_chat(request: web.Request) -> web.Response:
 async def delete_chat(request: web.Request) -> web.Response:
     principal = await authn.authenticate(request)
     chat_id = _chat_id(request)
-    await chats.delete(request.app[appkeys.DB], request.app[appkeys.SAVER], principal, chat_id)
+    await chats.delete(
+        request.app[appkeys.DB], request.app[appkeys.AGENT].saver, principal, chat_id
+    )
     return common.ok(request, {"deleted": str(chat_id)})
 
 
@@ -140,11 +142,12 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     after = await events.last_id(services.redis, chat.id)
     if not chat.title:
         await chats.rename(services.db, principal, chat.id, text[:80])
+    chat_graph = await request.app[appkeys.AGENT].graph()  # opened here by a first turn
     # Nothing that can fail between taking the lease and the turn that releases it: a lease
     # taken just before a database or Redis outage was left held for a minute.
     turn = await turns.begin(services, chat, text, source=_source(principal))
     _spawn(request.app, turns.execute(
-        services, request.app[appkeys.GRAPH], turn, text, principal,
+        services, chat_graph, turn, text, principal,
         watches=functools.partial(tools.for_turn, zone=zone),
     ))  # fmt: skip
     return await _stream_turn(request, chat.id, str(turn.id), after)
