@@ -8,7 +8,9 @@ imported and checked once (pages on a closed loopback port) before the window.
 
 Printed: cold start to ready (Lookout: `lookout dev` to /readyz 200 on existing data; cdio:
 to its first HTTP answer), idle CPU % of a core over the same measured window, idle PSS and RSS
-summed and per process; each against its target (issue #30).
+summed and per process; each against its target (issue #30). Then Lookout's memory again after
+one chat turn: LangGraph loads with a process's first turn (agent.graph.OnDemand), so the idle
+figure holds only until a chat or a watch runs, and this one is what a used stack holds.
 
     .venv/bin/python bench/footprint.py [--watches 1000] [--idle-s 60] [--settle-s 20]
 """
@@ -20,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -106,6 +109,22 @@ class Dev:
         postmaster, which pg_ctl detaches."""
         pid_file = (self.workdir / ".lookout" / "pg").resolve() / "postmaster.pid"
         return [self.process.pid, int(pid_file.read_text().split()[0])]
+
+    def turn(self) -> None:
+        """One chat turn through the REST door with the demo API key, its stream read to the end."""
+        said = (self.workdir / "dev.log").read_text(errors="replace")
+        key = re.findall(r"Demo API key \(shown once\): (\S+)", said)[-1]
+        headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
+        url = f"http://127.0.0.1:{self.port}/api/chats"
+        made = urllib.request.Request(url, data=b"{}", method="POST", headers=headers)
+        with urllib.request.urlopen(made, timeout=30) as response:
+            chat_id = json.loads(response.read())["data"]["id"]
+        body = json.dumps({"text": "hello"}).encode()
+        asked = urllib.request.Request(f"{url}/{chat_id}/messages", data=body, headers=headers)
+        with urllib.request.urlopen(asked, timeout=60) as response:
+            stream = response.read().decode()
+        if '"type":"finish"' not in stream.replace(" ", ""):
+            raise RuntimeError(f"the turn did not finish: {stream[-2000:]}")
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGINT)
@@ -271,6 +290,9 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
         print(f"lookout dev ready in {dev.ready_s:.2f} s (first start {first.ready_s:.2f} s)")
         time.sleep(args.settle_s)
         lookout_cpu, lookout_rows = _idle("lookout", dev.roots(), args.idle_s)
+        dev.turn()
+        time.sleep(5)
+        turned_rows = _memory(dev.roots())
     finally:
         dev.stop()
     cdio = Cdio(_cdio.ensure_installed(), args.watches)
@@ -296,6 +318,12 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
     print(
         f"largest Lookout Python process: {max(python_rss) / MIB:.0f} MiB RSS "
         f"(target <= {TARGET_PROCESS_RSS_MIB} MiB)"
+    )
+    turned_pss = sum(r[2] for r in turned_rows)
+    turned_rss = [r[1] for r in turned_rows if "postgres" not in r[0] and "redis" not in r[0]]
+    print(
+        f"after one chat turn: PSS {turned_pss / MIB:.0f} MiB, {turned_pss / cdio_pss:.2f}x "
+        f"changedetection.io's idle; largest Python process {max(turned_rss) / MIB:.0f} MiB RSS"
     )
     return 0
 
