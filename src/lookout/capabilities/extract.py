@@ -137,7 +137,8 @@ def _convert(html: str, base: str, output: str) -> str:
     import html_to_markdown
 
     options = html_to_markdown.ConversionOptions(
-        output_format=output,
+        **_enum_defaults(),
+        output_format=getattr(html_to_markdown.OutputFormat, output.upper()),
         base_url=base,
         extract_metadata=False,
         autolinks=False,
@@ -146,13 +147,41 @@ def _convert(html: str, base: str, output: str) -> str:
         # 0.74 ms a page against 1.73 ms for "auto", otherwise with the same output. tier1
         # writes markdown whatever output_format says (html-to-markdown 3.21): plain text
         # takes the default tiers.
-        tier_strategy="tier1" if output == "markdown" else "auto",
+        tier_strategy=html_to_markdown.TierStrategy.TIER1
+        if output == "markdown"
+        else html_to_markdown.TierStrategy.AUTO,
         # A data: image can be megabytes of base64; its alt text is what a reader wants.
         inline_data_media=html_to_markdown.InlineDataMedia.ALT_TEXT_ONLY,
         preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
     )
     converted = html_to_markdown.convert(html, options).content or ""
     return converted.strip()
+
+
+# Options whose default html-to-markdown gives as a string, and their enum: `convert` coerces a
+# string to its enum at every call (up to seven lookups each; seen in a cProfile of bench/door.py's
+# server), an enum member passes at once: 42 -> 18 us a call on a small page. The members are the
+# library's own defaults, so the output is the same (tests/unit/test_extract_options.py; and
+# byte-identical markdown and text on the 191 pages of tests/corpus, both only_main_content).
+_ENUM_OPTIONS = {
+    "heading_style": "HeadingStyle", "list_indent_type": "ListIndentType",
+    "highlight_style": "HighlightStyle", "whitespace_mode": "WhitespaceMode",
+    "newline_style": "NewlineStyle", "code_block_style": "CodeBlockStyle",
+    "hidden_content": "HiddenContent", "url_escape_style": "UrlEscapeStyle",
+    "link_style": "LinkStyle",
+}  # fmt: skip
+_enum_members: dict[str, Any] = {}
+
+
+def _enum_defaults() -> dict[str, Any]:
+    if not _enum_members:
+        import html_to_markdown
+
+        defaults = html_to_markdown.ConversionOptions()
+        for name, enum in _ENUM_OPTIONS.items():
+            value = str(getattr(defaults, name))
+            _enum_members[name] = getattr(getattr(html_to_markdown, enum), value.upper())
+    return _enum_members
 
 
 def _absolute_html(html: str, base: str, max_chars: int) -> str:
