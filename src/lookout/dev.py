@@ -73,11 +73,6 @@ def _setup(env: Mapping[str, str]) -> dict[str, str] | None:
     return found
 
 
-def _procfile() -> Path:
-    beside_source = Path(__file__).resolve().parents[2] / "Procfile"
-    return beside_source if beside_source.exists() else Path.cwd() / "Procfile"
-
-
 def run(port: int | None = None) -> int:
     root = _root()
     with _backing_services(root) as env:
@@ -174,13 +169,9 @@ def supervise(commands: Mapping[str, list[str]], env: Mapping[str, str], kill_wa
             for name, command in commands.items():
                 child = subprocess.Popen(command, env=dict(env), start_new_session=True)
                 running[child.pid] = (name, child)
-            while running:
-                pid, code = os.wait()
-                name, child = running.pop(pid)
-                child.returncode = os.waitstatus_to_exitcode(code)
-                print(f"lookout dev: {name} stopped (exit status {child.returncode})", flush=True)
-                status = child.returncode or 1
-                break
+            name, code = _first_to_stop(running)
+            print(f"lookout dev: {name} stopped (exit status {code})", flush=True)
+            status = code or 1
         except _Stop as heard:
             print(f"lookout dev: {heard} received, stopping", flush=True)
         for sig in previous:  # a second Ctrl-C waits like the first: the stop is under way
@@ -190,6 +181,18 @@ def supervise(commands: Mapping[str, list[str]], env: Mapping[str, str], kill_wa
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return status
+
+
+def _first_to_stop(running: dict[int, tuple[str, subprocess.Popen[bytes]]]) -> tuple[str, int]:
+    """Wait for a child of this process to end: (its name, its exit status). A child that is
+    not one of `running` (the embedded Redis, which devservices started and reaps) is left to
+    its owner; it ends the wait all the same, as the service cannot go on without it."""
+    ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+    if ended is None or ended.si_pid not in running:
+        pid = ended.si_pid if ended is not None else "?"
+        return f"a service it started (pid {pid})", 1
+    name, child = running.pop(ended.si_pid)
+    return name, child.wait()
 
 
 def _stop_all(running: dict[int, tuple[str, subprocess.Popen[bytes]]], wait_s: float) -> None:

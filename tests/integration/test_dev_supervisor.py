@@ -80,3 +80,27 @@ def test_a_process_that_stops_on_its_own_stops_the_rest() -> None:
     assert "lookout dev: failing stopped (exit status 3)" in output, output
     assert supervisor.returncode == 3, output
     assert subprocess.run(["pgrep", "-f", "sleep 137"], capture_output=True).returncode != 0
+
+
+def test_a_service_it_started_itself_stopping_stops_the_rest() -> None:
+    # Given a child the supervisor did not start from `commands` (as the embedded Redis is
+    # started by devservices), that exits after a second, beside a supervised process
+    code = (
+        "import os, subprocess, sys; from lookout import dev; "
+        "service = subprocess.Popen(['sleep', '1']); "
+        "status = dev.supervise({'quick': ['sleep', '139']}, os.environ, 15.0); "
+        "print('service', service.wait()); sys.exit(status)"
+    )
+    supervisor = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+    # When it exits
+    output, _ = supervisor.communicate(timeout=30)
+
+    # Then dev says a service stopped, stops the rest, leaves the service to its owner and
+    # exits 1: no traceback (it used to reap it and fail on a pid it did not know)
+    assert "lookout dev: a service it started (pid " in output, output
+    assert "service 0" in output and "Traceback" not in output, output
+    assert supervisor.returncode == 1, output
+    assert subprocess.run(["pgrep", "-f", "sleep 139"], capture_output=True).returncode != 0

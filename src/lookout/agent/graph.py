@@ -130,10 +130,6 @@ class OnDemand:
             self._graph = build(saver)
         return self._graph
 
-    @property
-    def opened(self) -> bool:
-        return self._saver is not None
-
     async def aclose(self) -> None:
         self._saver = self._graph = None
         await self._stack.aclose()

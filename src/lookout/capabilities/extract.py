@@ -9,6 +9,7 @@ CPU-bound and synchronous: web.scrape runs it in a reader process (readers.py). 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 import unicodedata
@@ -170,18 +171,17 @@ _ENUM_OPTIONS = {
     "hidden_content": "HiddenContent", "url_escape_style": "UrlEscapeStyle",
     "link_style": "LinkStyle",
 }  # fmt: skip
-_enum_members: dict[str, Any] = {}
 
 
+@functools.cache
 def _enum_defaults() -> dict[str, Any]:
-    if not _enum_members:
-        import html_to_markdown
+    import html_to_markdown
 
-        defaults = html_to_markdown.ConversionOptions()
-        for name, enum in _ENUM_OPTIONS.items():
-            value = str(getattr(defaults, name))
-            _enum_members[name] = getattr(getattr(html_to_markdown, enum), value.upper())
-    return _enum_members
+    defaults = html_to_markdown.ConversionOptions()
+    return {
+        name: getattr(getattr(html_to_markdown, enum), str(getattr(defaults, name)).upper())
+        for name, enum in _ENUM_OPTIONS.items()
+    }
 
 
 def _absolute_html(html: str, base: str, max_chars: int) -> str:
