@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -122,3 +123,37 @@ async def test_a_turns_release_is_planned_once_not_on_every_call(database_url: s
 
     assert plans is not None
     assert (plans["custom_plans"], plans["generic_plans"]) == (5, 5)
+
+
+def _index_conditions(plan: dict[str, Any], index: str) -> list[str]:
+    """The Index Cond of every node of a JSON plan that reads `index`."""
+    found = [plan.get("Index Cond", "")] if plan.get("Index Name") == index else []
+    return found + [
+        cond for child in plan.get("Plans", []) for cond in _index_conditions(child, index)
+    ]
+
+
+async def test_closes_written_together_look_each_reservation_up_by_its_whole_key(
+    database_url: str,
+) -> None:
+    # Closes batched in one statement (credits._Closer) find each reservation by workspace,
+    # request id and kind, in the plan Postgres keeps for the statement (a generic one).
+    conn = await asyncpg.connect(database_url)
+    try:
+        workspace, automation = await conn.fetchrow(_SETTLED)
+        await conn.execute(_CROWD, workspace, automation)
+        await conn.execute("ANALYZE")
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        sql = queries.get("close_reservations").rstrip().rstrip(";")
+        await conn.execute(f"PREPARE closes (uuid, text[], text[], bigint[]) AS {sql}")
+        rows = await conn.fetch(
+            f"EXPLAIN (FORMAT JSON) EXECUTE closes ('{workspace}', ARRAY['req-7', 'req-8'],"
+            " ARRAY['settle', 'refund'], ARRAY[1, 0]::bigint[])"
+        )
+        plan = json.loads(rows[0][0])[0]["Plan"]
+    finally:
+        await conn.close()
+
+    conditions = _index_conditions(plan, "credit_ledger_workspace_id_request_id_kind_key")
+    assert conditions, json.dumps(plan)[:2000]
+    assert all("request_id" in condition for condition in conditions), conditions

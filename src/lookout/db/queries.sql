@@ -207,6 +207,37 @@ WITH no_flush_wait AS MATERIALIZED (
 )
 SELECT amount AS returned FROM entry, no_flush_wait;
 
+-- name: close_reservations
+-- close_reservation for several reservations of workspace $1 in one statement ($2 request ids,
+-- $3 kinds, $4 credits charged, in step): the closes a process was asked for while its previous
+-- one was being written (access/credits.py). One row per close written (request id, kind, the
+-- credits given back); a close of a reservation already closed, or asked twice, writes nothing
+-- and has no row. The balance row is touched once, by the sum given back. The flush, the
+-- closed-once index and the CHECK as close_reservation; LIMIT as release_chat_lease's settles.
+-- Each reservation is looked up by its whole key (the LATERAL's LIMIT keeps it a lookup per close):
+-- as a join, or by `request_id = ANY`, the generic plan of a ledger never analyzed yet read all
+-- of the workspace's reservations (1 ms at 5,000; 0.06 ms a close this way, batches of 4).
+WITH no_flush_wait AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true)
+), entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)
+    SELECT $1, s.request_id, s.kind, r.amount - least(s.charged, r.amount), r.verb, r.actor
+    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[])
+          LIMIT cardinality($2::text[])) AS s(request_id, kind, charged)
+    CROSS JOIN LATERAL (
+        SELECT -amount AS amount, verb, actor FROM credit_ledger
+        WHERE workspace_id = $1 AND request_id = s.request_id AND kind = 'reserve'
+        LIMIT 1
+    ) r
+    ON CONFLICT DO NOTHING
+    RETURNING request_id, kind, amount
+), returned AS (
+    UPDATE credit_balances SET balance = balance + back.amount, updated_at = now()
+    FROM (SELECT sum(amount) AS amount FROM entry) back
+    WHERE credit_balances.workspace_id = $1 AND back.amount <> 0
+)
+SELECT request_id, kind, amount AS returned FROM entry, no_flush_wait;
+
 -- name: get_charge
 -- What a closed request cost: reserved minus returned (null while still open).
 SELECT (sum(-amount) FILTER (WHERE kind IN ('reserve', 'settle', 'refund')))::bigint AS charged,

@@ -305,6 +305,16 @@ async def close_reservation(
     return int(row["returned"]) if row is not None else None
 
 
+async def close_reservations(
+    db: Executor, *, workspace_id: uuid.UUID, closes: Sequence[tuple[str, str, int]]
+) -> list[tuple[str, str, int]]:
+    """close_reservation for each (request id, kind, charged) of `closes`, in one statement:
+    (request id, kind, credits given back) of each close written; none for one already closed."""
+    request_ids, kinds, charged = (list(column) for column in zip(*closes, strict=True))
+    rows = await fetch(db, "close_reservations", workspace_id, request_ids, kinds, charged)
+    return [(row["request_id"], row["kind"], int(row["returned"])) for row in rows]
+
+
 async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
     row = await fetchrow(db, "get_charge", workspace_id, request_id)
     if row is None or not row["closed"]:
