@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 
-LLM_AND_MCP = ("openai", "langchain_openai", "mcp")
+# httpx2 and httpcore2: what the mcp client speaks through (lookout.mcp.pinned).
+LLM_AND_MCP = ("openai", "langchain_openai", "mcp", "httpx2", "httpcore2")
 # Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
 # brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown)
 # and read (trafilatura: pages over 2 KB are read in reader processes, which preload it).
@@ -51,7 +52,8 @@ def test_a_model_used_loads_the_llm_client() -> None:
         "from lookout.settings import Settings\n"
         "planner_llm.chat_model(Settings.from_env(), httpx.AsyncClient())"
     )
-    assert _loaded_after(code) == ["openai", "langchain_openai"]
+    # (langchain_openai brings httpx2 too)
+    assert _loaded_after(code) == ["openai", "langchain_openai", "httpx2", "httpcore2"]
 
 
 # The web process as `lookout web` builds it (cli.cmd_web), its routes and the graph included.
@@ -83,6 +85,25 @@ def test_the_first_use_of_each_loads_its_library() -> None:
         "assert extract.extract(page, url='http://127.0.0.1/', formats=('markdown',)).markdown"
     )
     assert _loaded_after(code, AT_FIRST_USE) == list(AT_FIRST_USE)
+
+
+def test_a_connector_used_loads_the_mcp_client_and_its_http_client() -> None:
+    # The checks above can fail: the first exchange with a connector's server (here refused by
+    # the SSRF guard before a byte is sent) loads mcp, httpx2 and httpcore2
+    code = (
+        "import asyncio, lookout.worker\n"
+        "from lookout import errors\n"
+        "from lookout.mcp import remote\n"
+        "from lookout.settings import Settings\n"
+        "async def use():\n"
+        "    settings = Settings.from_env()\n"
+        "    try:\n"
+        "        await remote.call_tool('http://127.0.0.1:9/mcp', {}, settings, 't', {})\n"
+        "    except errors.LookoutError:\n"
+        "        pass\n"
+        "asyncio.run(use())"
+    )
+    assert _loaded_after(code) == ["mcp", "httpx2", "httpcore2"]
 
 
 # LangGraph and what it brings (LangChain, LangSmith, psycopg for its saver): ~50 MiB RSS of a
