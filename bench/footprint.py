@@ -12,7 +12,13 @@ summed and per process; each against its target (issue #30). Then Lookout's memo
 one chat turn: LangGraph loads with a process's first turn (agent.graph.OnDemand), so the idle
 figure holds only until a chat or a watch runs, and this one is what a used stack holds.
 
-    .venv/bin/python bench/footprint.py [--watches 1000] [--idle-s 60] [--settle-s 20]
+--apart runs the Procfile's processes as a deploy does (`lookout dev` with
+LOOKOUT_WORKER_PROCESSES=2 starts `lookout web` and `lookout worker`, Dramatiq's CLI with two
+worker processes, instead of its one process), so each production process is measured on its own.
+Run from a production install (`pip install .`, no dev extras: in the dev venv httpx also loads
+rich and pygments, ~4 MiB a process) with the source tree on PYTHONPATH for its migrations:
+
+    .venv/bin/python bench/footprint.py [--watches 1000] [--idle-s 60] [--settle-s 20] [--apart]
 """
 
 from __future__ import annotations
@@ -87,10 +93,12 @@ def _seed(workdir: Path, watches: int) -> None:
 class Dev:
     """`lookout dev` in `workdir`, its port known."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, apart: bool = False) -> None:
         self.workdir, self.port = workdir, _pages.free_port()
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
         env.update(PORT=str(self.port), LOOKOUT_ALLOW_PRIVATE_NETWORKS="1")
+        if apart:
+            env["LOOKOUT_WORKER_PROCESSES"] = "2"
         lookout = Path(sys.executable).parent / "lookout"
         self.log = (workdir / "dev.log").open("ab")
         self.process = subprocess.Popen(
@@ -268,6 +276,7 @@ def main() -> int:
     parser.add_argument("--watches", type=int, default=1000)
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--settle-s", type=float, default=20.0)
+    parser.add_argument("--apart", action="store_true", help="the Procfile's processes apart")
     args = parser.parse_args()
     # `lookout dev` is stopped with SIGINT, as Ctrl-C does: started from a shell's background job
     # this process (and so every child) would ignore it.
@@ -283,9 +292,9 @@ def main() -> int:
 
 def _run(args: argparse.Namespace, workdir: Path) -> int:
     _seed(workdir, args.watches)
-    first = Dev(workdir)  # the first start creates the demo account: not "existing data"
+    first = Dev(workdir, apart=args.apart)  # makes the demo account: not "existing data"
     first.stop()
-    dev = Dev(workdir)
+    dev = Dev(workdir, apart=args.apart)
     try:
         print(f"lookout dev ready in {dev.ready_s:.2f} s (first start {first.ready_s:.2f} s)")
         time.sleep(args.settle_s)
@@ -325,6 +334,9 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
         f"after one chat turn: PSS {turned_pss / MIB:.0f} MiB, {turned_pss / cdio_pss:.2f}x "
         f"changedetection.io's idle; largest Python process {max(turned_rss) / MIB:.0f} MiB RSS"
     )
+    for label, one_rss, one_pss in sorted(turned_rows, key=lambda r: -r[1]):
+        if "postgres" not in label and "redis" not in label:
+            print(f"  {one_pss / MIB:7.1f} PSS {one_rss / MIB:7.1f} RSS MiB  {label}")
     return 0
 
 
