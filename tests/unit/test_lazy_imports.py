@@ -88,19 +88,21 @@ def test_the_first_use_of_each_loads_its_library() -> None:
 
 
 def test_a_connector_used_loads_the_mcp_client_and_its_http_client() -> None:
-    # The checks above can fail: the first exchange with a connector's server (here refused by
-    # the SSRF guard before a byte is sent) loads mcp, httpx2 and httpcore2
+    # The checks above can fail: a connector's exchange (here refused by the SSRF guard before a
+    # byte is sent) loads mcp, which brings httpx2; the guarded client it then makes, httpcore2
     code = (
-        "import asyncio, lookout.worker\n"
+        "import asyncio, sys, lookout.worker\n"
         "from lookout import errors\n"
-        "from lookout.mcp import remote\n"
+        "from lookout.mcp import pinned, remote\n"
         "from lookout.settings import Settings\n"
+        "settings = Settings.from_env()\n"
         "async def use():\n"
-        "    settings = Settings.from_env()\n"
         "    try:\n"
         "        await remote.call_tool('http://127.0.0.1:9/mcp', {}, settings, 't', {})\n"
         "    except errors.LookoutError:\n"
         "        pass\n"
+        "    assert 'httpcore2' not in sys.modules\n"
+        "    pinned.client(settings, {})\n"
         "asyncio.run(use())"
     )
     assert _loaded_after(code) == ["mcp", "httpx2", "httpcore2"]

@@ -45,7 +45,7 @@ async def test_the_client_refuses_loopback_at_connection_time(url: str) -> None:
 
 
 async def test_a_name_rebound_to_a_private_address_is_refused_when_connecting() -> None:
-    backend = pinned.GuardedBackend(guard.Policy(), resolver=Rebound())
+    backend = pinned.backend(guard.Policy(), resolver=Rebound())
 
     refusal = r"public\.example resolves to a loopback address \(rule: public hosts only"
     with pytest.raises(errors.BlockedDestination, match=refusal) as refused:
@@ -57,7 +57,7 @@ async def test_a_name_rebound_to_a_private_address_is_refused_when_connecting() 
 
 
 async def test_local_sockets_are_refused() -> None:
-    backend = pinned.GuardedBackend(guard.Policy(allow_private=True))
+    backend = pinned.backend(guard.Policy(allow_private=True))
 
     with pytest.raises(errors.BlockedDestination):
         await backend.connect_unix_socket("/var/run/docker.sock")

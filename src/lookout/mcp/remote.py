@@ -22,12 +22,12 @@ from yarl import URL
 import lookout
 from lookout import errors
 from lookout.capabilities import addresses, guard
-from lookout.mcp import calls
+from lookout.mcp import calls, pinned
 from lookout.settings import Settings
 
-# The MCP client library and the httpx2 client it speaks through (lookout.mcp.pinned) load only
+# The MCP client library (and the httpx2 client it speaks through: lookout.mcp.pinned) loads only
 # when a connector is used (bench/footprint.py: ~1.9 s and ~580 modules at import, in every
-# worker, for nobody with no connector; httpx2 and httpcore2 alone 2.3 MiB RSS of an idle worker).
+# worker, for nobody with no connector).
 if TYPE_CHECKING:
     import mcp.types as mcp_types
     from mcp.client import Client
@@ -118,8 +118,6 @@ async def _session(
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
-
-    from lookout.mcp import pinned
 
     await check_destination(url, settings)
     try:
