@@ -104,7 +104,7 @@ def _classes() -> _Classes:
     class GuardedTransport(httpx2.AsyncHTTPTransport):
         """httpx2's transport over a connection pool whose network backend is `GuardedBackend`."""
 
-        def __init__(self, policy: guard.Policy, *, max_bytes: int) -> None:
+        def __init__(self, policy: guard.Policy, max_bytes: int) -> None:
             super().__init__(trust_env=False)
             # httpx2 takes no network backend, so its pool is replaced by one built with ours.
             self._pool = httpcore2.AsyncConnectionPool(
@@ -124,10 +124,7 @@ def _classes() -> _Classes:
                 extensions=response.extensions,
             )
 
-    def transport(policy: guard.Policy, max_bytes: int) -> httpx2.AsyncHTTPTransport:
-        return GuardedTransport(policy, max_bytes=max_bytes)
-
-    return _Classes(backend=GuardedBackend, transport=transport)
+    return _Classes(backend=GuardedBackend, transport=GuardedTransport)
 
 
 def backend(
@@ -141,10 +138,9 @@ def client(settings: Settings, headers: Mapping[str, str]) -> httpx2.AsyncClient
     """A client for one connector: its headers, the settings' rules, time and size limits."""
     import httpx2
 
-    transport = _classes().transport
     policy = guard.Policy.from_settings(settings)
     return httpx2.AsyncClient(
-        transport=transport(policy, settings.fetch_max_bytes),
+        transport=_classes().transport(policy, settings.fetch_max_bytes),
         headers={"User-Agent": settings.user_agent, **headers},
         timeout=httpx2.Timeout(settings.fetch_timeout_s, connect=settings.fetch_connect_timeout_s),
         trust_env=False,
