@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lookout.capabilities import content, extract
+from tests.corpus import mutations
 
 KINDS = Path(__file__).resolve().parent.parent / "corpus" / "kinds"
 URL = "https://site.example/section/page.html"
@@ -94,7 +95,7 @@ def _both(page: extract.Extracted) -> tuple[str, str]:
             "divsoup",
             ["Opening hours and contact", "Membership is free for residents",
              "Monday to Friday: 9:00 \u2013 19:00", "Sunday: closed", "Phone 01632 960123"],
-            [],
+            ["Quick links", "Renew a book", "Oakfield Borough Council"],
         ),
     ],
 )  # fmt: skip
@@ -251,3 +252,39 @@ def test_the_author_a_page_states_in_meta_or_json_ld() -> None:
     assert extract.extract(meta, url="https://a.example/").metadata["author"] == "Maria Okafor"
     assert extract.extract(ld, url="https://a.example/").metadata["author"] == "Ana Lima, Jo Ng"
     assert extract.extract(profile, url="https://a.example/").metadata["author"] is None
+
+
+def _article(url_part: str) -> str:
+    """The HTML of the one page of the real article corpus whose URL has `url_part`."""
+    (page,) = [key for key, entry in mutations.truth().items() if url_part in entry["url"]]
+    return mutations.page_html(page)
+
+
+@pytest.mark.parametrize(
+    ("url_part", "kept", "gone"),
+    [
+        (  # the article is text between <br>s in a <div>: fast mode took a sidebar's 53 words
+            "macrumors.com/2019/11/18/13-inch-macbook-pro",
+            ["Following the 16-inch MacBook Pro, Apple plans to release a new 13-inch",
+             "Wistron and Global Lighting Technologies are said to be among the suppliers"],
+            ["Night mode is an automatic setting"],
+        ),
+        (  # fast mode fell back to the whole page: 900 words of menus around 100 of news
+            "jaraguadosul.com.br/news/servi-o-de-atendimento",
+            ["A equipe do Serviço de Atendimento Domiciliar (SAD), do bairro Amizade",
+             "Foi feito boletim de ocorrência"],
+            ["Ortofotos de 2005", "Galeria dos Prefeitos", "Esqueci a Senha"],
+        ),
+    ],
+)  # fmt: skip
+def test_a_real_page_that_fast_mode_under_reads_is_read_in_trafilaturas_default_mode(
+    url_part: str, kept: list[str], gone: list[str]
+) -> None:
+    html = _article(url_part)
+    page = extract.extract(html.encode(), url=URL, formats=("markdown", "text"))
+    markdown, text = _both(page)
+    for wanted in kept:
+        assert wanted in text, wanted
+    for chrome in gone:
+        assert chrome not in text, chrome
+        assert chrome not in markdown, chrome

@@ -14,7 +14,8 @@ machine (2 shared cores, noisy: compare with trafilatura's default, measured in 
       ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
     resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
     the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
-    this module, as extract() runs it for web.scrape     0.951  0.927      0.975   0.69x trafilatura
+    this module, as extract() runs it for web.scrape     0.958  0.936      0.980   0.78x trafilatura
+      ...without the default-mode retry (below)          0.951  0.927      0.975   0.68x
       ...trafilatura favor_recall instead (skips its retry)  0.949  0.925  0.975   -11 % CPU
       ...favor_precision                                  0.940  0.930      0.950   -4 %
       ...include_formatting off                           0.951  0.928      0.975   -3 % (noise)
@@ -55,8 +56,23 @@ The region wins when trafilatura fell back to the whole page, or kept under half
 and no paragraph of prose (PROSE_WORDS: a product, a calendar). A page that says it is an article
 (og:type, schema.org @type) takes trafilatura's; one that says it is a product, event, listing,
 menu... takes its region without running trafilatura. A word-count rule instead (fewer than 100
-words kept) misfired on three short real articles (F1 0.940). On the 181 articles, 180 take
-trafilatura's and 1 its region (bench/extract.py prints the count).
+words kept) misfired on three short real articles (F1 0.940). On the 181 articles, all 181 take
+trafilatura's (bench/extract.py prints the count).
+
+Fast mode skips trafilatura's readability and jusText fallbacks, and on a few real pages that
+is what finds the article: MacRumors writes its article as text between <br>s in a <div> (fast
+mode took a sidebar's 53 words), a Brazilian city hall's news page has no container fast mode
+knows (it fell back to the whole page, 900 words of menus). So a page fast mode under-read, by
+trafilatura's own test for retrying (a text under 3,000 characters and a fifth of the page's,
+core.py's ESCALATION_*), or whose article it fell back to the whole page for or found empty, is
+read again in trafilatura's default mode (its choice among its extractor, readability and
+jusText), kept unless that too is the whole page. 9 of the 181 are read twice, ~36 ms each;
+2 read differently (true shingles 0.00 to 0.90 and 0.09 to 0.81 of the page's), 7 the same, and
+tests/corpus/kinds' div-soup page loses its header and footer links; F1 0.951 to 0.958, CPU
+0.68x to 0.78x trafilatura's (bench/extract.py, 3 runs). Retrying instead on a
+word count (fewer than 100 or 150 words) also fixed those two but, at 150, broke a short
+article of 143 words that the default mode reads worse; trafilatura's test leaves it alone.
+The synthetic pages of bench/corpus.py never trigger it (bench/scrape.py is unchanged).
 
 Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
 minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
@@ -85,6 +101,10 @@ if TYPE_CHECKING:
 MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
+# trafilatura 2.3's own test for an under-extraction it retries (core.ESCALATION_MAX_LENGTH,
+# ESCALATION_PAGE_SHARE): a text under this many characters, under this share of the page's.
+ESCALATION_MAX_CHARS = 3000
+ESCALATION_PAGE_SHARE = 0.2
 # og:type and schema.org @type values, lowercased.
 _ARTICLES = frozenset(
     [
@@ -176,17 +196,19 @@ Path = Literal["article", "region", "page"]
 
 
 @functools.cache
-def _options() -> Extractor:
-    """Made once: building trafilatura's Extractor per call (its config read anew) was 0.2-0.3 ms
-    a page; trafilatura never changes the one it is given (it copies it to retry in recall mode).
-    trafilatura loads here, at the first page it reads (~85 ms of import, ~3 MiB RSS beside
-    what a web process has loaded anyway, 56 modules): web and worker processes hand pages over
-    2 KB to the readers (capabilities/readers.py), whose forkserver preloads it."""
+def _options(fast: bool = True) -> Extractor:
+    """Made once each: building trafilatura's Extractor per call (its config read anew) was
+    0.2-0.3 ms a page; trafilatura never changes the one it is given (it copies it to retry in
+    recall mode). `fast=False` is trafilatura's default mode (its readability and jusText
+    fallbacks), for pages the fast mode under-reads (_extract). trafilatura loads here, at the
+    first page it reads (~85 ms of import, ~3 MiB RSS beside what a web process has loaded
+    anyway, 56 modules): web and worker processes hand pages over 2 KB to the readers
+    (capabilities/readers.py), whose forkserver preloads it."""
     from trafilatura import settings
 
     return settings.Extractor(
         output_format="html",
-        fast=True,
+        fast=fast,
         comments=False,
         links=True,
         images=True,
@@ -233,7 +255,7 @@ def main_html(
     declared = _declared(kinds)
     small = tags <= MAX_ELEMENTS
     drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
-    found = _trafilatura(tree.html or "", tree) if small and declared != "other" else None
+    found = _extract(tree.html or "", tree) if small and declared != "other" else None
     if found is not None and declared == "article" and found.words > 0:
         return found.html, found.text, "article"  # the page says it is one: no region needed
     region = region_of(tree)
@@ -291,7 +313,31 @@ class Article:
         return len(parts) == 1 and parts[0].tag == "p" and "\n" in (parts[0].text or "")
 
 
-def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
+def _extract(source: str, tree: LexborHTMLParser) -> Article | None:
+    """trafilatura's article in fast mode; in its default mode when fast mode under-read."""
+    found = _trafilatura(source, tree)
+    if not _under_read(found, tree):
+        return found
+    retried = _trafilatura(source, tree, fast=False)
+    if retried is None or (retried.whole_page and found is not None):
+        return found
+    return retried
+
+
+def _under_read(found: Article | None, tree: LexborHTMLParser) -> bool:
+    """Whether fast mode missed the article: it found nothing or fell back to the whole page,
+    or (trafilatura's own test for retrying, core.py) kept a short text covering little of the
+    page's text."""
+    if found is None or found.words == 0 or found.whole_page:
+        return True
+    kept = len(found.text.strip())
+    if kept >= ESCALATION_MAX_CHARS:
+        return False
+    page = " ".join(tree.body.text(separator=" ").split()) if tree.body is not None else ""
+    return kept < ESCALATION_PAGE_SHARE * len(page)
+
+
+def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> Article | None:
     """What trafilatura takes for the article, None if it finds nothing."""
     # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
@@ -299,7 +345,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser) -> Article | None:
     import trafilatura  # loaded with _options(), at the first page read
     from trafilatura import htmlprocessing
 
-    document = trafilatura.bare_extraction(source, options=_options())
+    document = trafilatura.bare_extraction(source, options=_options(fast))
     body = getattr(document, "body", None)
     if body is None:
         return None
