@@ -101,10 +101,6 @@ if TYPE_CHECKING:
 MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
-# trafilatura 2.3's own test for an under-extraction it retries (core.ESCALATION_MAX_LENGTH,
-# ESCALATION_PAGE_SHARE): a text under this many characters, under this share of the page's.
-ESCALATION_MAX_CHARS = 3000
-ESCALATION_PAGE_SHARE = 0.2
 # og:type and schema.org @type values, lowercased.
 _ARTICLES = frozenset(
     [
@@ -328,13 +324,15 @@ def _under_read(found: Article | None, tree: LexborHTMLParser) -> bool:
     """Whether fast mode missed the article: it found nothing or fell back to the whole page,
     or (trafilatura's own test for retrying, core.py) kept a short text covering little of the
     page's text."""
+    from trafilatura import core  # loaded already: `found` is its work
+
     if found is None or found.words == 0 or found.whole_page:
         return True
     kept = len(found.text.strip())
-    if kept >= ESCALATION_MAX_CHARS:
+    if kept >= core.ESCALATION_MAX_LENGTH:  # 3,000 characters in trafilatura 2.3
         return False
     page = " ".join(tree.body.text(separator=" ").split()) if tree.body is not None else ""
-    return kept < ESCALATION_PAGE_SHARE * len(page)
+    return kept < core.ESCALATION_PAGE_SHARE * len(page)  # 0.2
 
 
 def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> Article | None:
