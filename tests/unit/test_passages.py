@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lookout.agent import passages
+from lookout.agent import passages, reading
 from lookout.capabilities import sitemaps
 
 MARKDOWN = """# Harbour Hall
@@ -47,6 +47,18 @@ def test_ranked_rows_render_as_a_table_with_its_header() -> None:
 
 def test_a_question_of_stop_words_ranks_nothing() -> None:
     assert passages.rank("what is it?", passages.split(MARKDOWN, url="https://h.example/")) == []
+
+
+def test_question_words_are_not_ranked_on() -> None:
+    """A watch's usual question, "what is on <url>", is not a search for the word "what": the
+    page's lead answers it, not its paragraphs that say "what" or "how"."""
+    markdown = "# Shop\n\nWe sell tea.\n\n## About\n\nWhat we do and how we do it: we blend."
+    page = {"url": "https://s.example/", "title": "Shop", "markdown": markdown}
+    found = passages.split(markdown, url=page["url"])
+    assert passages.rank("what is on", found) == []
+    assert passages.rank("how can you tell me about it", found) == []
+    assert reading.answer("what is on https://s.example/", page) == reading.lead(page)
+    assert passages.rank("what do you blend", found)[0].text.startswith("What we do")
 
 
 def test_a_model_reads_the_matching_passage_of_a_long_page_first() -> None:

@@ -14,6 +14,7 @@ MAX_GROUPS = 4  # quoted lists / tables / paragraphs per answer
 MAX_CHARS = 1_800  # an answer's quotes stop growing past this
 LEAD_CHARS = 600
 MAX_SECTIONS = 8
+WIDE = 30  # passages a field's value is looked for in, best first
 MAX_ITEMS = 15  # of one list or table shown as the page's lead
 _URL = re.compile(r"https?://\S+")
 _GENERIC = re.compile(
@@ -42,8 +43,9 @@ def answer(question: str, page: dict[str, Any]) -> str:
     every = passages.split(markdown, url=page["url"], title=page.get("title") or "")
     asked = question_of(question)
     generic = _GENERIC.search(asked.lower()) is not None
-    ranked = [] if generic else passages.rank(asked, every)
-    wide = [] if generic else passages.rank(asked, every, limit=30, relative=0.0)
+    scored = [] if generic else passages.scored(asked, every, limit=WIDE)
+    ranked = passages.best(scored)
+    wide = passages.best(scored, limit=WIDE, relative=0.0)
     field = fields.find(asked, page, wide, every)
     if not ranked and field is None:
         return lead(page, every)
