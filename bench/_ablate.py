@@ -12,10 +12,9 @@ redis-server. Variants:
 - no prune: no `aprune(keep_latest)` after each turn (what pruning in a batch would save)
 - no pool check: the checkpointer's psycopg pool without `check=` (one round trip a checkout)
 - one delta: the answer published as one text delta instead of one per 8 words
-- cached keys: changes.normalize memoized (what storing normalized keys in snapshots saves)
 - no saver lock: AsyncPostgresSaver takes one asyncio.Lock around every call even over a pool,
   so a process runs one checkpointer call at a time; here a semaphore as wide as the pool
-- all five
+- all four
 Printed per turn: CPU, and wall time (with `concurrency` turns in flight: what bounds throughput).
 """
 
@@ -24,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import random
 import statistics
 import sys
@@ -43,7 +41,6 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from lookout.agent import changes
 from lookout.agent import graph as chat_graph
 from lookout.db import checkpointer
 
@@ -78,15 +75,14 @@ PATCHES: dict[str, list[tuple[Any, str, Any]]] = {
     "no prune": [(chat_graph, "run", _run_without_prune)],
     "no pool check": [(checkpointer, "saver_context", _saver_without_check)],
     "one delta": [(chat_graph, "_DELTA_WORDS", 10**9)],
-    "cached keys": [(changes, "normalize", functools.lru_cache(200_000)(changes.normalize))],
     "no saver lock": [(chat_graph, "build", _build_without_lock)],
 }
-VARIANTS = ["as is", *PATCHES, "all five"]
+VARIANTS = ["as is", *PATCHES, "all four"]
 
 
 @contextlib.contextmanager
 def patched(variant: str) -> Iterator[None]:
-    chosen = [p for name, ps in PATCHES.items() if variant in (name, "all five") for p in ps]
+    chosen = [p for name, ps in PATCHES.items() if variant in (name, "all four") for p in ps]
     saved = [(target, name, getattr(target, name)) for target, name, _ in chosen]
     for target, name, value in chosen:
         setattr(target, name, value)
