@@ -147,25 +147,19 @@ def _tokenize(texts: list[str]) -> Any:
     )
 
 
-def has_terms(question: str) -> bool:
-    """Whether `question` has words to rank by (not only stop words)."""
-    tokens = _tokenize([question])
-    return bool(tokens.ids and tokens.ids[0])
-
-
 def scored(
     question: str, passages: Sequence[Passage], *, limit: int
 ) -> list[tuple[Passage, float]]:
     """The `limit` passages that best match `question` with their BM25 scores, best first (none
     when the question has no words to rank by)."""
-    if not passages or not has_terms(question):
+    query = _tokenize([question])
+    if not passages or not (query.ids and query.ids[0]):
         return []
     import bm25s
 
     corpus = [f"{p.section} {p.text}" for p in passages]
     index = bm25s.BM25()
     index.index(_tokenize(corpus), show_progress=False)
-    query = _tokenize([question])
     k = min(limit, len(passages))
     # n_threads=0: retrieved in this thread (1 would start a thread pool on every call).
     found, scores = index.retrieve(query, k=k, show_progress=False, n_threads=0)
