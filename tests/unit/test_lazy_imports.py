@@ -128,3 +128,24 @@ def test_building_the_graph_loads_langgraph() -> None:
         "graph.build(None)"
     )
     assert _loaded_after(code, AGENT) == list(AGENT)
+
+
+# cryptography's Rust extension (~6 MiB RSS a process): loaded by the first secret sealed or
+# opened (access.secrets), not by a worker's start. redis-py imports the bare `cryptography`
+# package to see whether it is installed, which loads no extension, so the primitives are named.
+SEALING = ("cryptography.hazmat.bindings._rust", "cryptography.hazmat.primitives.ciphers.aead")
+
+
+def test_a_worker_loads_no_cryptography_primitive_before_a_secret_is_used() -> None:
+    assert _loaded_after("import lookout.worker, lookout.scheduler", SEALING) == []
+
+
+def test_a_secret_sealed_loads_the_primitives_and_opens_again() -> None:
+    # The check above can fail: sealing loads them, and what is sealed opens with the same key
+    code = (
+        "import lookout.worker\n"
+        "from lookout.access import secrets\n"
+        "sealed = secrets.seal('k' * 32, 'test', b'plain', context=b'row')\n"
+        "assert secrets.unseal('k' * 32, 'test', sealed, context=b'row') == b'plain'"
+    )
+    assert _loaded_after(code, SEALING) == list(SEALING)
