@@ -12,10 +12,11 @@ import sys
 LLM_AND_MCP = ("openai", "langchain_openai", "mcp", "httpx2", "httpcore2")
 # Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
 # brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown)
-# and read (trafilatura: pages over 2 KB are read in reader processes, which preload it).
+# and read (trafilatura: pages over 2 KB are read in reader processes, which preload it; lxml,
+# which it parses with, comes with it, ~4 MiB RSS).
 AT_FIRST_USE = (
     "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
-    "trafilatura",
+    "trafilatura", "lxml",
 )  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
@@ -130,14 +131,19 @@ def test_building_the_graph_loads_langgraph() -> None:
     assert _loaded_after(code, AGENT) == list(AGENT)
 
 
-# cryptography's Rust extension (~6 MiB RSS a process): loaded by the first secret sealed or
-# opened (access.secrets), not by a worker's start. redis-py imports the bare `cryptography`
-# package to see whether it is installed, which loads no extension, so the primitives are named.
+# cryptography's Rust extension (~6 MiB RSS a process) and joserfc's key sets (what
+# authlib.oauth2.rfc7591 brings): loaded by the first secret sealed or opened (access.secrets) or
+# the first OAuth server made (a registration, a client's metadata checked), not by a process's
+# start. redis-py imports the bare `cryptography` package to see whether it is installed, which
+# loads no extension, so the modules that do are named.
 SEALING = ("cryptography.hazmat.bindings._rust", "cryptography.hazmat.primitives.ciphers.aead")
+RFC7591 = ("authlib.oauth2.rfc7591", "joserfc.jwk", "cryptography.hazmat.bindings._rust")
 
 
-def test_a_worker_loads_no_cryptography_primitive_before_a_secret_is_used() -> None:
-    assert _loaded_after("import lookout.worker, lookout.scheduler", SEALING) == []
+def test_no_process_loads_cryptography_rfc7591_or_lxml_at_start() -> None:
+    worker = "import lookout.worker, lookout.scheduler"
+    assert _loaded_after(worker, SEALING + RFC7591 + ("lxml",)) == []
+    assert _loaded_after(WEB, SEALING + RFC7591) == []
 
 
 def test_a_secret_sealed_loads_the_primitives_and_opens_again() -> None:
@@ -149,3 +155,22 @@ def test_a_secret_sealed_loads_the_primitives_and_opens_again() -> None:
         "assert secrets.unseal('k' * 32, 'test', sealed, context=b'row') == b'plain'"
     )
     assert _loaded_after(code, SEALING) == list(SEALING)
+
+
+def test_client_metadata_checked_loads_rfc7591_and_keeps_our_checks() -> None:
+    # The check above can fail: checking a client's metadata loads Authlib's RFC 7591 claims,
+    # with our checks before them (a plain-http redirect URI to a public host is refused)
+    code = (
+        f"{WEB}\n"
+        "from lookout.access import oauth_clients, oauth_server\n"
+        "meta = oauth_server.metadata('https://lookout.example')\n"
+        "good = {'redirect_uris': ['https://app.example/cb'], 'client_name': 'app'}\n"
+        "assert oauth_clients.check(good, meta)['redirect_uris'] == ['https://app.example/cb']\n"
+        "try:\n"
+        "    oauth_clients.check({'redirect_uris': ['http://app.example/cb']}, meta)\n"
+        "except oauth_clients.InvalidClientMetadataError as exc:\n"
+        "    assert exc.error == 'invalid_client_metadata', exc.error\n"
+        "else:\n"
+        "    raise AssertionError('an http redirect URI was accepted')"
+    )
+    assert _loaded_after(code, RFC7591) == list(RFC7591)

@@ -1,11 +1,16 @@
 """The grants and endpoints of Lookout's authorization server (Authlib's, with our storage):
 authorization code with S256 PKCE and RFC 8707 resource checks, rotating refresh tokens,
 RFC 7009 revocation and RFC 7591 registration. Their hooks are synchronous (Authlib calls them
-in the request's worker thread) and run their queries on the loop (`server.ctx.run`)."""
+in the request's worker thread) and run their queries on the loop (`server.ctx.run`).
+
+The registration endpoint's class is made with the first Server (`registration_class`):
+`authlib.oauth2.rfc7591` imports joserfc's key sets, which load cryptography's Rust extension,
+and a web process that serves no OAuth request never holds them (see oauth_clients)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -18,7 +23,6 @@ from authlib.oauth2.rfc6749 import (
     grants,
 )
 from authlib.oauth2.rfc7009 import RevocationEndpoint
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 
 from lookout.access import oauth_clients
@@ -167,8 +171,17 @@ class Revocation(RevocationEndpoint):  # type: ignore[misc]
             self.server.ctx.run(oauth_db.revoke_token(db, token_id=token.row.id))
 
 
-class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
-    """Open registration (RFC 7591), rate limited by the door; clients unused are swept."""
+@functools.cache
+def registration_class() -> type[Any]:
+    """Authlib's RFC 7591 endpoint with our hooks (`Registration`), made on first use."""
+    from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
+
+    return type("Registration", (Registration, ClientRegistrationEndpoint), {})
+
+
+class Registration:
+    """Open registration (RFC 7591), rate limited by the door; clients unused are swept. The
+    hooks of Authlib's ClientRegistrationEndpoint, put before it by `registration_class`."""
 
     server: Server
 

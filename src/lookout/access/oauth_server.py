@@ -168,7 +168,7 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.register_grant(oauth_grants.CodeGrant, extensions)
         self.register_grant(oauth_grants.RefreshGrant)
         self.register_endpoint(oauth_grants.Revocation(self))
-        self.register_endpoint(oauth_grants.Registration(self))
+        self.register_endpoint(oauth_grants.registration_class()(self))
 
     def query_client(self, client_id: str) -> models.Client | None:
         if not isinstance(client_id, str):

@@ -88,12 +88,12 @@ import functools
 import re
 from typing import TYPE_CHECKING, Literal
 
-from lxml import etree
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from lookout.capabilities import lists
 
 if TYPE_CHECKING:
+    from lxml import etree
     from trafilatura.settings import Extractor
 
 # Chromium's parser stops nesting at 512, no real page comes near; lexbor spends 25 ms on a page
@@ -341,6 +341,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> A
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
     # resolve every link through courlan (8 % here); html-to-markdown resolves them anyway.
     import trafilatura  # loaded with _options(), at the first page read
+    from lxml import etree  # with trafilatura, which parses with it
     from trafilatura import htmlprocessing
 
     document = trafilatura.bare_extraction(source, options=_options(fast))

@@ -12,8 +12,12 @@ paragraphs is what trafilatura drops on purpose). No class or id word decides an
 
 from __future__ import annotations
 
-from lxml import etree, html
+from typing import TYPE_CHECKING
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 _BLOCKS = ("p", "table", "blockquote", "pre", "h2", "h3", "h4")
 MAX_LINK_SHARE = 0.5  # of a list's characters in link text: above, a list of links
@@ -23,6 +27,8 @@ def restore(article: etree._Element, tree: LexborHTMLParser, text: str) -> str:
     """Insert into `article` (trafilatura's output, html > body > blocks, whose text is `text`)
     the lists of `tree` that sit between two of its kept blocks and are missing from it; the
     article's text after that."""
+    from lxml import html  # trafilatura's output is lxml's: loaded with it
+
     kept = _said(text)
     if not kept:
         return text

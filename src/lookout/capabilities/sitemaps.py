@@ -8,11 +8,14 @@ under `Disallow: /*.pdf$` and /search?q under `Disallow: /search*`).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from lxml import etree
 from protego import Protego
 
 from lookout.capabilities import inflate, links
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -63,6 +66,8 @@ def parse_sitemap(body: bytes, *, base: str, max_bytes: int) -> Sitemap:
 
 
 def _parse_xml(body: bytes, base: str) -> Sitemap:
+    from lxml import etree  # at the first XML sitemap read
+
     # No entities, no network, and recover from the malformed XML that real sitemaps often are.
     parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True, huge_tree=False)
     try:
