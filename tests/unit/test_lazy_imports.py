@@ -13,10 +13,10 @@ LLM_AND_MCP = ("openai", "langchain_openai", "mcp", "httpx2", "httpcore2")
 # Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
 # brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown)
 # and read (trafilatura: pages over 2 KB are read in reader processes, which preload it; lxml,
-# which it parses with, comes with it, ~4 MiB RSS).
+# which it parses with, ~4 MiB RSS, and selectolax, the page's own parser, ~2 MiB, come with it).
 AT_FIRST_USE = (
     "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
-    "trafilatura", "lxml",
+    "trafilatura", "lxml", "selectolax",
 )  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
@@ -140,9 +140,9 @@ SEALING = ("cryptography.hazmat.bindings._rust", "cryptography.hazmat.primitives
 RFC7591 = ("authlib.oauth2.rfc7591", "joserfc.jwk", "cryptography.hazmat.bindings._rust")
 
 
-def test_no_process_loads_cryptography_rfc7591_or_lxml_at_start() -> None:
+def test_no_process_loads_cryptography_rfc7591_or_a_parser_at_start() -> None:
     worker = "import lookout.worker, lookout.scheduler"
-    assert _loaded_after(worker, SEALING + RFC7591 + ("lxml",)) == []
+    assert _loaded_after(worker, SEALING + RFC7591 + ("lxml", "selectolax")) == []
     assert _loaded_after(WEB, SEALING + RFC7591) == []
 
 
@@ -174,3 +174,25 @@ def test_client_metadata_checked_loads_rfc7591_and_keeps_our_checks() -> None:
         "    raise AssertionError('an http redirect URI was accepted')"
     )
     assert _loaded_after(code, RFC7591) == list(RFC7591)
+
+
+def test_a_question_ranked_for_a_turn_loads_no_numpy_in_the_process() -> None:
+    # BM25 (bm25s, numpy) is the readers' (agent.reading.answer_in_reader); in process it loads
+    code = (
+        "import asyncio, lookout.worker\n"
+        "from lookout.agent import reading\n"
+        "from lookout.capabilities import readers\n"
+        "from lookout.settings import Settings\n"
+        "page = {'url': 'https://s.example/', 'title': 'S',\n"
+        "        'markdown': '# S\\n\\nWe sell tea.\\n\\n## Hours\\n\\nOpen at nine.'}\n"
+        "async def ask():\n"
+        "    settings = Settings.from_env()\n"
+        "    said = await reading.answer_in_reader('when do you open?', page, settings)\n"
+        "    assert 'Open at nine' in said, said\n"
+        "    readers.close()\n"
+        "asyncio.run(ask())\n"
+        "import sys\n"
+        "assert 'numpy' not in sys.modules\n"
+        "reading.answer('when do you open?', page)"
+    )
+    assert _loaded_after(code, ("numpy", "bm25s")) == ["numpy", "bm25s"]

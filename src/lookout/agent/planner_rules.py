@@ -207,7 +207,9 @@ async def scrape(
     elif pages[0].get("error"):
         reply.sentences.append(answers.page_error(pages[0]))
     else:
-        reply.sentences.append(reading.answer(question, pages[0]))
+        reply.sentences.append(
+            await reading.answer_in_reader(question, pages[0], ctx.services.settings)
+        )
     reply.sentences = [s for s in reply.sentences + said if s]
 
 

@@ -1,14 +1,31 @@
 """Extractive answers from read pages (the rule planner's reading): the question's field first,
 then the passages that best match it, quoted with their page and section; lists stay lists and
-tables stay tables. A question with nothing to rank by gets the page's lead and its sections."""
+tables stay tables. A question with nothing to rank by gets the page's lead and its sections.
+
+A turn reads a page for a question with `answer_in_reader`: a question to rank by is answered in
+one of the process's reader processes (capabilities/readers.py), as its page was read. Ranking is
+CPU under the GIL (2.5 ms a real article, bench/answers.py's pages) that would stall the web
+process's event loop, and BM25 brings numpy: held by the readers' forkserver, it is not held by
+every web and worker process that ran a turn (~12 MiB RSS each; measured from a production
+install, `lookout web` after two chat turns on a real article 134.9 -> 122.2 MiB, a worker process
+after watch runs 132.4 -> 119.2 MiB, 2026-12-04).
+"""
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lookout.agent import fields, passages
+from lookout.capabilities import readers
+
+if TYPE_CHECKING:
+    from lookout.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 MAX_GROUPS = 4  # quoted lists / tables / paragraphs per answer
 MAX_CHARS = 1_800  # an answer's quotes stop growing past this
@@ -37,13 +54,29 @@ def question_of(text: str) -> str:
     return _URL.sub(" ", text).strip()
 
 
+def generic(question: str) -> bool:
+    """True when `question` asks for the page as a whole (nothing to rank by)."""
+    return _GENERIC.search(question_of(question).lower()) is not None
+
+
+async def answer_in_reader(question: str, page: dict[str, Any], settings: Settings) -> str:
+    """`answer`, ranked in a reader process; a question asking for the whole page, which ranks
+    nothing, is answered here. A reader that times out or dies answers with the page's lead."""
+    if generic(question):
+        return answer(question, page)
+    try:
+        return await readers.of(settings).run(functools.partial(answer, question, page))
+    except (readers.ReadTimeout, readers.ReadCrashed) as exc:
+        logger.warning("ranking %s for a question failed (%s): its lead instead", page["url"], exc)
+        return lead(page)
+
+
 def answer(question: str, page: dict[str, Any]) -> str:
     """One page read for `question`, as markdown."""
     markdown = page.get("markdown") or ""
     every = passages.split(markdown, url=page["url"], title=page.get("title") or "")
     asked = question_of(question)
-    generic = _GENERIC.search(asked.lower()) is not None
-    scored = [] if generic else passages.scored(asked, every, limit=WIDE)
+    scored = [] if generic(question) else passages.scored(asked, every, limit=WIDE)
     ranked = passages.best(scored)
     wide = passages.best(scored, limit=WIDE, relative=0.0)
     field = fields.find(asked, page, wide, every)

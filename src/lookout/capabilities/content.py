@@ -88,12 +88,11 @@ import functools
 import re
 from typing import TYPE_CHECKING, Literal
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
-
 from lookout.capabilities import lists
 
 if TYPE_CHECKING:
     from lxml import etree
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
     from trafilatura.settings import Extractor
 
 # Chromium's parser stops nesting at 512, no real page comes near; lexbor spends 25 ms on a page

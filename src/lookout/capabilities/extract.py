@@ -14,11 +14,12 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection
-from typing import Any
-
-from selectolax.lexbor import LexborHTMLParser
+from typing import TYPE_CHECKING, Any
 
 from lookout.capabilities import charsets, content, links, metadata, structured
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
 
 MAX_LINKS = 1000
 # An image with no alt text, or a link with nothing to click, tells a reader nothing.
@@ -59,7 +60,7 @@ def extract(
         return _plain(document, formats, max_chars)
     content.check_nesting(document)
     data = structured.read(document, url) if "data" in formats else None
-    tree = LexborHTMLParser(document)
+    tree = _parse(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
     about, kinds = metadata.read_with_kinds(tree, base)
@@ -95,7 +96,7 @@ def outline(
     """(title, snippet, [(link, anchor text)]) of a page, for site discovery."""
     document = charsets.decode(body, charset)
     content.check_nesting(document)
-    tree = LexborHTMLParser(document)
+    tree = _parse(document)
     found = links.page_links(tree, links.base_url(tree, url), MAX_LINKS)
     metas = metadata.meta_values(tree)
     title, description = metadata.title(tree, metas), metadata.description(metas)
@@ -185,7 +186,15 @@ def _enum_defaults() -> dict[str, Any]:
 
 
 def _absolute_html(html: str, base: str, max_chars: int) -> str:
-    tree = LexborHTMLParser(html)
+    tree = _parse(html)
     links.absolutize(tree, base)
     body = tree.body
     return (body.inner_html or "")[:max_chars] if body is not None else ""
+
+
+def _parse(document: str) -> LexborHTMLParser:
+    """lexbor's tree of `document`. selectolax loads with the first page read (in a web or worker
+    process only for pages read in process, under scrape.INLINE_READ_BYTES, and web.discover)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    return LexborHTMLParser(document)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from selectolax.lexbor import LexborHTMLParser
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
 
 MAX_URL = 2048
 MAX_ANCHOR = 300

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
-
 if TYPE_CHECKING:
     from lxml import etree
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 _BLOCKS = ("p", "table", "blockquote", "pre", "h2", "h3", "h4")
 MAX_LINK_SHARE = 0.5  # of a list's characters in link text: above, a list of links

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-from selectolax.lexbor import LexborHTMLParser
+from typing import TYPE_CHECKING, Any
 
 from lookout.capabilities import links
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
 
 MAX_TITLE = 1000
 MAX_DESCRIPTION = 500

@@ -72,14 +72,19 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from lookout.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 IDLE_S = 60.0  # a reader that read nothing for this long exits (LOOKOUT_READ_IDLE_S)
 TIMEOUT_S = 10.0  # content.py bounds a page to well under a second; this is for a runaway one
 # trafilatura loads at a process's first page (capabilities/content.py): the readers hold it.
-PRELOAD = ["lookout.capabilities.extract", "trafilatura"]
+# Questions are ranked there too (agent.reading.answer_in_reader): BM25 and numpy, ~12 MiB RSS,
+# are held once by the forkserver and shared by its readers, not by every web and worker process.
+PRELOAD = ["lookout.capabilities.extract", "trafilatura", "bm25s", "Stemmer"]
 _JOIN_S = 2.0
 T = TypeVar("T")
 
@@ -323,6 +328,12 @@ def pool(size: int, *, idle_s: float = IDLE_S) -> Pool:
             _pool = Pool(size, timeout_s=TIMEOUT_S, idle_s=idle_s)
             atexit.register(_pool.close)
         return _pool
+
+
+def of(settings: Settings) -> Pool:
+    """This process's pool, sized by the settings: LOOKOUT_READ_PROCESSES, else one per core."""
+    size = settings.read_processes or default_size(settings.fetch_concurrency)
+    return pool(size, idle_s=settings.read_idle_s)
 
 
 def current() -> Pool | None:

@@ -132,7 +132,7 @@ async def _read(
     )
     try:
         small = len(result.body) <= INLINE_READ_BYTES
-        read = reading() if small else await _readers(settings).run(reading)
+        read = reading() if small else await readers.of(settings).run(reading)
     except content.TooComplex as exc:
         too_complex = errors.FetchFailed(
             f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
@@ -161,11 +161,6 @@ async def _read(
         )
         | fetched.fields
     )
-
-
-def _readers(settings: Settings) -> readers.Pool:
-    size = settings.read_processes or readers.default_size(settings.fetch_concurrency)
-    return readers.pool(size, idle_s=settings.read_idle_s)
 
 
 def _page(
