@@ -241,9 +241,13 @@ async def saver_context(
     from psycopg_pool import AsyncConnectionPool
 
     idle = _IdleCheck()
+    # min_size 0: the library's rarely used calls open a connection when one comes (and the pool
+    # closes it after max_idle), so a process holds no idle psycopg connection and Postgres no
+    # backend for it between them (bench/footprint.py's probe: one backend and ~0.4 MiB RSS of
+    # `lookout web` less after a chat turn, 2026-12-04).
     conn_pool: AsyncConnectionPool = AsyncConnectionPool(
         psycopg_dsn(dsn),
-        min_size=1,
+        min_size=0,
         max_size=max_size,
         open=False,
         kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
