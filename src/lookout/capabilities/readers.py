@@ -83,7 +83,8 @@ IDLE_S = 60.0  # a reader that read nothing for this long exits (LOOKOUT_READ_ID
 TIMEOUT_S = 10.0  # content.py bounds a page to well under a second; this is for a runaway one
 # trafilatura loads at a process's first page (capabilities/content.py): the readers hold it.
 # Questions are ranked there too (agent.reading.answer_in_reader): BM25 and numpy, ~12 MiB RSS,
-# are held once by the forkserver and shared by its readers, not by every web and worker process.
+# are held once by the forkserver and shared by its readers, not by every web and worker process
+# (their import adds ~150 ms of CPU to a forkserver's start, measured here 2026-12-04).
 PRELOAD = ["lookout.capabilities.extract", "trafilatura", "bm25s", "Stemmer"]
 _JOIN_S = 2.0
 T = TypeVar("T")
