@@ -384,6 +384,56 @@ async def test_fifty_edited_checks_of_a_real_article_stay_under_200_kb(
         assert history.content(found) == edited
 
 
+async def test_a_check_of_a_known_content_opens_no_transaction_and_reads_back_the_same(
+    stack: Stack, tenant_factory: TenantFactory, page: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # Given a watch whose page reads A, then A again, then B, then A again, and a count of the
+    # transactions its history opens
+    tenant = await tenant_factory()
+    watch = await stack.watch(tenant, f"watch {page['url']} every day")
+    automation = await repo.get_automation(
+        stack.services.db, automation_id=uuid.UUID(watch["id"]), workspace_id=tenant.workspace.id
+    )
+    assert automation is not None
+    opened: list[int] = []
+    transaction = repo.transaction
+
+    def counted(db: asyncpg.Pool) -> Any:
+        opened[-1] += 1
+        return transaction(db)
+
+    monkeypatch.setattr(repo, "transaction", counted)
+    text, db = _article(), stack.services.db
+    runs = []
+    for n, markdown in enumerate([text, text, f"Sold out.\n\n{text}", text]):
+        run_id = await repo.insert_run(
+            db, automation_id=automation.id, workspace_id=tenant.workspace.id,
+            scheduled_for=dt.datetime.now(dt.UTC) + dt.timedelta(minutes=n), manual=False,
+        )  # fmt: skip
+        assert run_id is not None
+        opened.append(0)
+        read = {"url": "https://news.example/a", "title": f"A{n}", "markdown": markdown}
+        await history.record(db, automation, run_id, [read], credits=n + 1)
+        runs.append((run_id, markdown, n))
+
+    # Then only a new content took a transaction (the known one is one statement: the content
+    # touched, the check's pointer and its credits)
+    assert opened == [1, 0, 1, 0]
+    # And every check reads back exactly, with its own title and credits, each content once
+    for run_id, markdown, n in runs:
+        [found] = await history_db.get_check_pages(
+            db, run_id=run_id, workspace_id=tenant.workspace.id
+        )
+        assert (history.content(found), found.title) == (markdown, f"A{n}")
+        credits = await db.fetchval("SELECT credits FROM automation_runs WHERE id = $1", run_id)
+        assert credits == n + 1
+    stored = await db.fetchval(
+        "SELECT count(*) FROM page_contents WHERE automation_id = $1", automation.id
+    )
+    assert stored == 2
+
+
 async def test_a_new_watch_runs_in_the_browsers_time_zone_unless_the_message_names_one(
     stack: Stack, tenant_factory: TenantFactory, page: dict[str, Any]
 ) -> None:

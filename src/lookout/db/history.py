@@ -148,6 +148,19 @@ async def set_run_credits(db: Executor, *, run_id: uuid.UUID, credits: int) -> N
     await repo.execute(db, "set_run_credits", run_id, credits)
 
 
+async def store_seen_page(
+    db: Executor, *, run_id: uuid.UUID, automation_id: uuid.UUID, workspace_id: uuid.UUID,
+    url: str, title: str, digest: str, kind: str, credits: int,
+) -> bool:  # fmt: skip
+    """A one-page check whose content the watch stores already, with its credits, in one
+    statement; False (nothing written) when the content is not stored."""
+    stored = await repo.fetchval(
+        db, "store_seen_page", run_id, automation_id, workspace_id, url, title, digest, kind,
+        credits,
+    )  # fmt: skip
+    return bool(stored)
+
+
 async def get_history_pruned(
     db: Executor, *, automation_id: uuid.UUID, workspace_id: uuid.UUID
 ) -> Pruned | None:

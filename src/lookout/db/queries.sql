@@ -1346,6 +1346,26 @@ SET title = EXCLUDED.title, digest = EXCLUDED.digest, kind = EXCLUDED.kind;
 -- name: set_run_credits
 UPDATE automation_runs SET credits = $2 WHERE id = $1;
 
+-- name: store_seen_page
+-- A one-page check whose content ($6) this watch stores already, in one statement: the content
+-- touched (seen_at, as content_exists does: its row lock holds until the statement ends, so the
+-- orphan sweep cannot take it from under the pointer), the check's pointer to it
+-- (insert_run_page) and the check's credits ($8, set_run_credits). false: the content is not
+-- stored and nothing was written.
+WITH touched AS (
+    UPDATE page_contents SET seen_at = now() WHERE automation_id = $2 AND digest = $6
+    RETURNING digest
+), page AS (
+    INSERT INTO run_pages (run_id, automation_id, workspace_id, url, title, digest, kind)
+    SELECT $1, $2, $3, $4, $5, touched.digest, $7 FROM touched
+    ON CONFLICT (run_id, url) DO UPDATE
+    SET title = EXCLUDED.title, digest = EXCLUDED.digest, kind = EXCLUDED.kind
+    RETURNING 1
+), charged AS (
+    UPDATE automation_runs SET credits = $8 WHERE id = $1 AND EXISTS (SELECT FROM page)
+)
+SELECT EXISTS (SELECT FROM page);
+
 -- name: get_history_pruned
 SELECT a.history_pruned_before, w.history_retention_days
 FROM automations a JOIN workspaces w ON w.id = a.workspace_id
