@@ -9,32 +9,10 @@ import pytest
 from lookout.agent import reading
 from lookout.capabilities import readers
 from lookout.settings import Settings
+from tests.unit.test_lazy_imports import ENV
+from tests.unit.test_passages import MARKDOWN
 
-MARKDOWN = """# Harbour Hall
-
-Concerts all winter.
-
-## Tickets
-
-| Concert | Price |
-| --- | --- |
-| Four Seasons | €25 |
-| Gala | €65 |
-
-## Visit
-
-- Doors open an hour before
-- Parking is free after 18:00
-"""
 PAGE = {"url": "https://hall.example/", "title": "Harbour Hall", "markdown": MARKDOWN}
-
-
-ENV = {
-    "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",
-    "REDIS_URL": "redis://127.0.0.1:1/0",
-    "LOOKOUT_SECRET_KEY": "test-secret-key-test-secret-key",
-    "LOOKOUT_PUBLIC_URL": "http://127.0.0.1:8000",
-}
 
 
 @pytest.fixture
