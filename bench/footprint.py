@@ -16,7 +16,7 @@ figure holds only until a chat or a watch runs, and this one is what a used stac
 LOOKOUT_WORKER_PROCESSES=2 starts `lookout web` and `lookout worker`, Dramatiq's CLI with two
 worker processes, instead of its one process), so each production process is measured on its own.
 Run from a production install (`pip install .`, no dev extras: in the dev venv httpx also loads
-rich and pygments, ~4 MiB a process) with the source tree on PYTHONPATH for its migrations:
+rich and pygments, ~4 MiB a process) with the source tree on PYTHONPATH:
 
     .venv/bin/python bench/footprint.py [--watches 1000] [--idle-s 60] [--settle-s 20] [--apart]
 """

@@ -1,4 +1,8 @@
-"""`lookout migrate`: apply migrations/*.sql in order, once, under an advisory lock."""
+"""`lookout migrate`: apply the package's migrations/*.sql in order, once, under an advisory lock.
+
+The SQL files ship inside the package (lookout/db/migrations, package data), so an installed
+wheel migrates from any directory; a folder with no migration in it is an error, never a
+migration that applied nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 
 import asyncpg
 
+from lookout import errors
 from lookout.db import checkpointer, pool, queries
 
 logger = logging.getLogger(__name__)
@@ -16,25 +21,31 @@ _LOCK_POLL_S = 0.2
 
 
 def migrations_dir() -> Path:
-    """The migrations folder of the source tree (next to src/), else ./migrations."""
-    beside_source = Path(__file__).resolve().parents[3] / "migrations"
-    return beside_source if beside_source.is_dir() else Path.cwd() / "migrations"
+    """The package's migrations folder."""
+    return Path(__file__).resolve().parent / "migrations"
+
+
+class NoMigrations(errors.ConfigError):
+    """The migrations folder holds no migration: the installation is incomplete."""
 
 
 def load(folder: Path) -> list[tuple[str, str]]:
-    """(name, sql) of every migration file, in order."""
-    return [(path.name, path.read_text("utf-8")) for path in sorted(folder.glob("*.sql"))]
+    """(name, sql) of every migration file, in order; NoMigrations if there is none."""
+    found = [(path.name, path.read_text("utf-8")) for path in sorted(folder.glob("*.sql"))]
+    if not found:
+        raise NoMigrations(f"no migration (*.sql) in {folder}: reinstall Lookout")
+    return found
 
 
 async def migrate(dsn: str, folder: Path | None = None) -> list[str]:
     """Apply every pending migration, then the checkpointer's tables; return what was applied."""
-    folder = folder or migrations_dir()
+    pending = await asyncio.to_thread(load, folder or migrations_dir())  # before any connection
     with pool.translate_errors():
         conn = await asyncpg.connect(dsn)
     try:
         await _lock(conn)
         try:
-            done = await _apply(conn, folder)
+            done = await _apply(conn, pending)
             # setup() is not safe to run concurrently: it stays under our advisory lock.
             await checkpointer.setup(dsn)
         finally:
@@ -49,11 +60,11 @@ async def _lock(conn: asyncpg.Connection) -> None:
         await asyncio.sleep(_LOCK_POLL_S)
 
 
-async def _apply(conn: asyncpg.Connection, folder: Path) -> list[str]:
+async def _apply(conn: asyncpg.Connection, pending: list[tuple[str, str]]) -> list[str]:
     await conn.execute(queries.get("create_schema_migrations"))
     applied = {row["name"] for row in await conn.fetch(queries.get("list_applied_migrations"))}
     done = []
-    for name, sql in await asyncio.to_thread(load, folder):
+    for name, sql in pending:
         if name in applied:
             continue
         async with conn.transaction():
