@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from lookout.db import migrate
+from lookout.db import checkpointer, migrate
 
 
 @pytest.fixture
@@ -53,6 +53,34 @@ async def test_rerunning_migrate_is_a_no_op(empty_database: str) -> None:
 
     assert await migrate.migrate(empty_database) == []
     assert await _tables(empty_database) == before
+
+
+async def test_the_checkpointer_is_set_up_once_per_version_of_its_library(
+    empty_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await migrate.migrate(empty_database)
+    marker = checkpointer.setup_marker()
+    assert marker.startswith("checkpointer: langgraph-checkpoint-postgres ")
+    conn = await asyncpg.connect(empty_database)
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations WHERE name = $1", marker)
+        setups: list[str] = []
+
+        async def counted(dsn: str) -> None:
+            setups.append(dsn)
+
+        monkeypatch.setattr(checkpointer, "setup", counted)
+        assert await migrate.migrate(empty_database) == []
+        assert setups == []  # existing data: the saver is not imported, nothing is run
+
+        # Another version of the library installed: its migrations run (then are recorded).
+        monkeypatch.setattr(checkpointer, "setup_marker", lambda: "checkpointer: next")
+        assert await migrate.migrate(empty_database) == []
+        assert setups == [empty_database]
+        assert await migrate.migrate(empty_database) == []
+        assert setups == [empty_database]
+    finally:
+        await conn.close()
 
 
 def _run_migrate(dsn: str) -> subprocess.CompletedProcess[str]:

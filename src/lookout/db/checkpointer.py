@@ -19,6 +19,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
+import importlib.metadata
 import inspect
 import time
 import weakref
@@ -268,6 +269,16 @@ def _unlocked(saver: AsyncPostgresSaver) -> AsyncPostgresSaver:
     # the lock was held 56 of every 60 ms with 8 turns in flight (BENCHMARKS.md).
     saver.lock = _NoLock()  # type: ignore[assignment]
     return saver
+
+
+# The package whose migrations make the checkpointer's tables (AsyncPostgresSaver.setup).
+SAVER_PACKAGE = "langgraph-checkpoint-postgres"
+
+
+def setup_marker() -> str:
+    """What `lookout migrate` records once setup() ran with this version of the saver's package
+    (its migrations change only with it); read from the package's metadata, nothing imported."""
+    return f"checkpointer: {SAVER_PACKAGE} {importlib.metadata.version(SAVER_PACKAGE)}"
 
 
 async def setup(dsn: str) -> None:

@@ -45,9 +45,12 @@ async def migrate(dsn: str, folder: Path | None = None) -> list[str]:
     try:
         await _lock(conn)
         try:
-            done = await _apply(conn, pending)
+            await conn.execute(queries.get("create_schema_migrations"))
+            rows = await conn.fetch(queries.get("list_applied_migrations"))
+            applied = {row["name"] for row in rows}
+            done = await _apply(conn, pending, applied)
             # setup() is not safe to run concurrently: it stays under our advisory lock.
-            await checkpointer.setup(dsn)
+            await _setup_checkpointer(conn, dsn, applied)
         finally:
             await conn.execute(queries.get("migration_unlock"))
     finally:
@@ -60,9 +63,9 @@ async def _lock(conn: asyncpg.Connection) -> None:
         await asyncio.sleep(_LOCK_POLL_S)
 
 
-async def _apply(conn: asyncpg.Connection, pending: list[tuple[str, str]]) -> list[str]:
-    await conn.execute(queries.get("create_schema_migrations"))
-    applied = {row["name"] for row in await conn.fetch(queries.get("list_applied_migrations"))}
+async def _apply(
+    conn: asyncpg.Connection, pending: list[tuple[str, str]], applied: set[str]
+) -> list[str]:
     done = []
     for name, sql in pending:
         if name in applied:
@@ -73,3 +76,14 @@ async def _apply(conn: asyncpg.Connection, pending: list[tuple[str, str]]) -> li
         logger.info("applied migration %s", name)
         done.append(name)
     return done
+
+
+async def _setup_checkpointer(conn: asyncpg.Connection, dsn: str, applied: set[str]) -> None:
+    """The checkpointer's tables (the library's own migrations), once per installed version of
+    the library that owns them, recorded beside ours. On existing data this skips importing
+    LangGraph's saver and psycopg (0.25-0.35 s here, a third of `lookout dev`'s setup child)."""
+    marker = checkpointer.setup_marker()
+    if marker in applied:
+        return
+    await checkpointer.setup(dsn)
+    await conn.execute(queries.get("record_migration"), marker)
