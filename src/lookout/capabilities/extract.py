@@ -22,11 +22,19 @@ if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser
 
 MAX_LINKS = 1000
-# An image with no alt text, or a link with nothing to click, tells a reader nothing.
-_EMPTY_IMAGE = re.compile(r"!\[\]\([^)\s]*\)")
+# An image with no alt text, a link with nothing to click (with or without a title), a list item
+# with nothing in it (an icon's <li>) tells a reader nothing; an image with no source keeps its
+# alt text (html-to-markdown writes `![alt](<>)`). Seen on real product, listing and event pages
+# (Murrough-Foley's web-content-extraction-benchmark: 54 `![...](<>)` on one calendar, 140 bare
+# `-` items on one category page).
+_TITLE = r'(?:\s+"[^"]*")?'
+_EMPTY_IMAGE = re.compile(r"!\[\]\((?:<>|[^)\s]*)" + _TITLE + r"\)")
+_SOURCELESS_IMAGE = re.compile(r"!\[([^\]]*)\]\(<>" + _TITLE + r"\)")
+_EMPTY_LINK = re.compile(r"\[\s*\]\((?:<[^>]*>|[^)\s]*)" + _TITLE + r"\)")
+_EMPTY_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+[-*+])?[ \t]*\n", re.MULTILINE)
+_FENCE = re.compile(r"^(?:```|~~~).*?^(?:```|~~~)[ \t]*$", re.MULTILINE | re.DOTALL)
 # Plain text is what a reader reads: an image's alt text stays in the markdown only.
 _IMAGE = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_EMPTY_LINK = re.compile(r"\[\s*\]\([^)\s]*\)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +138,20 @@ def _drop(tree: LexborHTMLParser, selector: str) -> None:
 
 def _markdown(html: str, base: str) -> str:
     converted = _convert(html, base, "markdown")
-    return _EMPTY_LINK.sub("", _EMPTY_IMAGE.sub("", converted)).strip()
+    if "](" in converted:
+        converted = _SOURCELESS_IMAGE.sub(r"\1", _EMPTY_IMAGE.sub("", converted))
+        converted = _EMPTY_LINK.sub("", converted)
+    return _without_empty_items(converted + "\n").strip()
+
+
+def _without_empty_items(markdown: str) -> str:
+    """`markdown` without its empty list items, code blocks left as they are."""
+    kept, at = [], 0
+    for block in _FENCE.finditer(markdown):
+        kept += [_EMPTY_ITEM.sub("", markdown[at : block.start()]), block.group()]
+        at = block.end()
+    kept.append(_EMPTY_ITEM.sub("", markdown[at:]))
+    return "".join(kept)
 
 
 def _convert(html: str, base: str, output: str) -> str:

@@ -1,0 +1,84 @@
+"""Real non-article pages (tests/corpus/wcxb: a pricing page, a shop's category page, a concert
+calendar, a listing of reviews, CC-BY-4.0) read as web.scrape reads them."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from lookout.capabilities import charsets, content, extract
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "wcxb"
+
+
+def _page(name: str) -> bytes:
+    return gzip.decompress((CORPUS / f"{name}.html.gz").read_bytes())
+
+
+def _markdown(name: str, url: str) -> str:
+    read = extract.extract(_page(name), url=url, formats=("markdown", "text"))
+    assert read.markdown is not None
+    return read.markdown
+
+
+def test_a_main_with_role_main_is_the_page_s_one_main() -> None:
+    # <main role="main"> matched both halves of "main, [role=main]": taken for two mains, the
+    # region fell back to the whole body, cookie banner included.
+    tree = extract._parse(charsets.decode(_page("pricing_wcxb5687"), None))
+    extract._drop(tree, content.JUNK)
+    content.drop_chrome(tree)
+
+    region = content.region_of(tree)
+
+    assert region is not None and region.tag == "main"
+    text = region.text(separator=" ")
+    assert "AccountEdge Pro" in text
+    assert "We use cookies" not in text
+
+
+def test_a_category_page_s_json_ld_outranks_its_og_type_article() -> None:
+    # og:type "article" (WordPress with Yoast, on every page) and JSON-LD CollectionPage: read
+    # as trafilatura's article, the colour variants of every product were lost.
+    markdown = _markdown("collection_wcxb0659", "https://jococups.com/shop/")
+
+    assert "Deep Teal Seaglass" in markdown
+    assert "Vintage Green Seaglass" in markdown
+    assert "Hardware Lane 12oz" in markdown
+
+
+def test_an_image_without_a_source_keeps_its_alt_text_and_no_empty_target() -> None:
+    markdown = _markdown(
+        "events_wcxb5335", "https://www.songkick.com/metro-areas/26330-us-sf-bay-area"
+    )
+
+    assert "](<>)" not in markdown  # was 54 times
+    assert "Mark Normand at San Jose Improv" in markdown
+    assert not re.search(r"(?m)^\s*[-*+]\s*$", markdown)
+
+
+def test_links_with_nothing_to_click_are_gone_even_with_a_title() -> None:
+    markdown = _markdown("listing_wcxb0282", "https://bestmobileappawards.com/mobile-app-reviews")
+
+    assert not re.search(r"\[\s*\]\(", markdown)  # `[](https://... "Read the ... review")`
+    assert "budgeting apps" in markdown
+
+
+def test_empty_list_items_go_and_code_blocks_stay_as_they_are() -> None:
+    html = (
+        b"<html><body><main><h1>Setup</h1><p>Install it, then list the items.</p>"
+        b"<ul><li><i class=icon></i></li><li>Real item</li><li></li></ul>"
+        b"<ol><li></li><li>First step</li></ol>"
+        b"<pre><code>items:\n-\n- a\n</code></pre>"
+        b'<p><a href="/x" title=" "> </a>See <a href="/y"><img alt="the chart"></a>.</p>'
+        b"</main></body></html>"
+    )
+
+    markdown = extract.extract(html, url="https://example.com/docs").markdown or ""
+
+    assert markdown.splitlines()[:7] == [
+        "# Setup", "", "Install it, then list the items.", "", "- Real item", "", "2. First step",
+    ]  # fmt: skip
+    assert "```\nitems:\n-\n- a\n```" in markdown
+    assert "See [the chart](https://example.com/y)." in markdown
+    assert "[](" not in markdown and "[ ](" not in markdown
