@@ -1,5 +1,5 @@
 """Real non-article pages (tests/corpus/wcxb: a pricing page, a shop's category page, a concert
-calendar, a listing of reviews, CC-BY-4.0) read as web.scrape reads them."""
+calendar, a listing of reviews, a forum thread; CC-BY-4.0) read as web.scrape reads them."""
 
 from __future__ import annotations
 
@@ -62,6 +62,29 @@ def test_links_with_nothing_to_click_are_gone_even_with_a_title() -> None:
 
     assert not re.search(r"\[\s*\]\(", markdown)  # `[](https://... "Read the ... review")`
     assert "budgeting apps" in markdown
+
+
+def test_a_thread_served_only_to_readers_without_javascript_is_read_from_noscript() -> None:
+    # Flarum renders the thread in <noscript id="flarum-content">; without it the page read as
+    # its "Loading..." notice (0 words of the thread).
+    url = "https://discuss.flarum.org/d/2068-types-of-threads-flarum-as-a-discussion-engine"
+    markdown = _markdown("forum_wcxb0557", url)
+
+    assert "I just joined today, and posted a few ideas into the Real Time Chat thread" in markdown
+    assert "Loading..." not in markdown
+
+
+def test_noscript_notices_stay_out_of_a_page_that_shows_its_content() -> None:
+    html = (
+        b"<html><body><noscript>Please enable JavaScript to use this site.</noscript>"
+        b"<main><h1>Opening hours</h1><p>We are open from nine to five on weekdays and from ten"
+        b" to two on Saturdays, closed on Sundays and public holidays.</p></main></body></html>"
+    )
+
+    markdown = extract.extract(html, url="https://example.com/hours").markdown or ""
+
+    assert "nine to five" in markdown
+    assert "enable JavaScript" not in markdown
 
 
 def test_empty_list_items_go_and_code_blocks_stay_as_they_are() -> None:

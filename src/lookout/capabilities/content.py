@@ -154,6 +154,8 @@ _NOT_ARTICLES = frozenset(
 )
 # Never content, whatever the page: dropped before anything else is measured.
 JUNK = "script, style, noscript, template, svg, iframe, object, embed, canvas, link, meta, head"
+# The same but <noscript>: for a page that serves its content to readers without JavaScript.
+JUNK_BUT_NOSCRIPT = ", ".join(part for part in JUNK.split(", ") if part != "noscript")
 _CHROME = ", ".join(
     (
         "nav, aside, dialog, button, select, input, textarea, [hidden], [aria-hidden=true]",

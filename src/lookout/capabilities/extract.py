@@ -72,12 +72,15 @@ def extract(
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
     about, kinds = metadata.read_with_kinds(tree, base)
-    _drop(tree, content.JUNK)
-    if only_main_content:
-        tags = document.count("<") - document.count("</")
-        main, words, _ = content.main_html(tree, kinds, tags=tags)
-    else:
-        main, words = content.page_html(tree)
+    unscripted = _noscript_words(tree) if "<noscript" in document else 0
+    main, words = _content(tree, document, kinds, only_main_content, content.JUNK)
+    if unscripted > len(words.split()):
+        # More text for readers without JavaScript than the page shows us: its content is
+        # served there (Flarum renders a thread in <noscript>; read without it, a real forum
+        # page was "Loading..."). Read with it, if that reads more.
+        junk = content.JUNK_BUT_NOSCRIPT
+        again = _content(_parse(document), document, kinds, only_main_content, junk)
+        main, words = again if len(again[1].split()) > len(words.split()) else (main, words)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
         title=about["title"],
@@ -90,6 +93,26 @@ def extract(
         content_hash=content_hash(words),
         data=data,
     )
+
+
+def _content(
+    tree: LexborHTMLParser,
+    document: str,
+    kinds: frozenset[str],
+    only_main_content: bool,
+    junk: str,
+) -> tuple[str, str]:
+    """(HTML, text) of the page's content (content.main_html), or of its whole body."""
+    _drop(tree, junk)
+    if not only_main_content:
+        return content.page_html(tree)
+    tags = document.count("<") - document.count("</")
+    main, words, _ = content.main_html(tree, kinds, tags=tags)
+    return main, words
+
+
+def _noscript_words(tree: LexborHTMLParser) -> int:
+    return sum(len(node.text(separator=" ").split()) for node in tree.css("noscript"))
 
 
 def content_hash(text: str) -> str:
