@@ -1,5 +1,6 @@
 """Real non-article pages (tests/corpus/wcxb: a pricing page, a shop's category page, a concert
-calendar, a listing of reviews, a forum thread; CC-BY-4.0) read as web.scrape reads them."""
+calendar, a listing of reviews, a forum thread, a product page; CC-BY-4.0) read as web.scrape
+reads them."""
 
 from __future__ import annotations
 
@@ -85,6 +86,32 @@ def test_noscript_notices_stay_out_of_a_page_that_shows_its_content() -> None:
 
     assert "nine to five" in markdown
     assert "enable JavaScript" not in markdown
+
+
+def test_a_page_react_streams_is_read_as_its_script_assembles_it() -> None:
+    # React's streaming server rendering: the content comes in <div hidden id="S:n">, moved
+    # into place by $RC / $RS. Without that the product page read as "Skip to Main Content".
+    markdown = _markdown("product_wcxb0620", "https://www.wayfair.com/furniture/pdp/chair.html")
+
+    assert "Hand-applied individual antique brass head nail trim" in markdown
+    assert "$273.99" in markdown
+    assert "Loading" not in markdown
+
+
+def test_streamed_parts_replace_their_placeholders_where_they_stand() -> None:
+    html = (
+        b'<html><body><main><h1>Tent</h1><!--$?--><template id="B:0"></template>'
+        b"<p>Loading price...</p><!--/$--><p>Ships in two days.</p>"
+        b'<template id="P:1"></template></main><footer>Shop</footer>'
+        b'<div hidden id="S:0"><p>Price: $120.00</p></div>'
+        b'<script>$RC("B:0","S:0")</script>'
+        b'<div hidden id="S:1"><p>In stock.</p></div>'
+        b'<script>$RS("S:1","P:1")</script></body></html>'
+    )
+
+    text = extract.extract(html, url="https://example.com/tent", formats=("text",)).text or ""
+
+    assert text.split("\n\n") == ["Tent", "Price: $120.00", "Ships in two days.", "In stock."]
 
 
 def test_empty_list_items_go_and_code_blocks_stay_as_they_are() -> None:

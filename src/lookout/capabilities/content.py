@@ -111,6 +111,8 @@ if TYPE_CHECKING:
 # nested 5,000 deep (0.6 s at 20,000), and a page of fewer tags than that needs no scan.
 MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
+# A page streams a few dozen parts (52 on a real product page); each is a lookup of the tree.
+MAX_STREAMED_PARTS = 200
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
 # og:type and schema.org @type values, lowercased.
 _ARTICLES = frozenset(
@@ -380,6 +382,57 @@ def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> A
     text = lists.restore(html, tree, text)
     words = _words(" ".join(html.itertext()))
     return Article(etree.tostring(html, encoding="unicode"), text, words, html)
+
+
+def streamed(document: str) -> bool:
+    """Whether the page streams parts of itself into place with React's script (below)."""
+    calls = ("$RC(", "$RR(", "$RS(")
+    return '<div hidden id="S:' in document and any(call in document for call in calls)
+
+
+def assemble_streamed(tree: LexborHTMLParser) -> None:
+    """Put each part a React page streams (server rendering with Suspense: React 18+, Next.js's
+    app router) where its script puts it. The page's HTML first has a placeholder ("Loading...")
+    after `<template id="B:n">`, later a `<div hidden id="S:n">` with the content, and React's
+    $RC / $RR move it in place of the placeholder ($RS: in place of `<template id="P:n">`). Read
+    as it comes, the content is hidden and the placeholder shown: a real product page (Wayfair)
+    read as "Skip to Main Content"."""
+    # Looked up anew for each part: a part moved is copied (lexbor), with the templates in it.
+    for part in tree.css('div[hidden][id^="S:"]')[:MAX_STREAMED_PARTS]:
+        number = (part.attributes.get("id") or "")[2:]
+        if not number.isalnum():
+            continue
+        # $RS: a segment of a part goes where its <template id="P:n"> is, which it replaces.
+        slot = tree.css_first(f'template[id="P:{number}"]')
+        if slot is None:  # $RC: a boundary's content replaces its placeholder
+            boundary = tree.css_first(f'template[id="B:{number}"]')
+            slot = _placeholder_end(boundary) if boundary is not None else None
+        if slot is None:
+            continue
+        child = part.first_child
+        while child is not None:
+            following = child.next
+            slot.insert_before(child)
+            child = following
+        part.decompose()
+        if slot.tag == "template":
+            slot.decompose()
+
+
+def _placeholder_end(boundary: LexborNode) -> LexborNode | None:
+    """The `<!--/$-->` closing `boundary`'s Suspense placeholder, with the placeholder (the nodes
+    between them) removed; None if the boundary is not closed."""
+    depth, node = 0, boundary.next
+    while node is not None:
+        following = node.next
+        if node.is_comment_node:
+            mark = (node.comment_content or "").strip()
+            if mark == "/$" and depth == 0:
+                return node
+            depth += -1 if mark == "/$" else 1 if mark in ("$", "$?", "$!") else 0
+        node.decompose()
+        node = following
+    return None
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:

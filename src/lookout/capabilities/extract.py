@@ -69,6 +69,8 @@ def extract(
     content.check_nesting(document)
     data = structured.read(document, url) if "data" in formats else None
     tree = _parse(document)
+    if content.streamed(document):
+        content.assemble_streamed(tree)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
     about, kinds = metadata.read_with_kinds(tree, base)
@@ -79,7 +81,7 @@ def extract(
         # served there (Flarum renders a thread in <noscript>; read without it, a real forum
         # page was "Loading..."). Read with it, if that reads more.
         junk = content.JUNK_BUT_NOSCRIPT
-        again = _content(_parse(document), document, kinds, only_main_content, junk)
+        again = _content(_reparse(document), document, kinds, only_main_content, junk)
         main, words = again if len(again[1].split()) > len(words.split()) else (main, words)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
@@ -109,6 +111,13 @@ def _content(
     tags = document.count("<") - document.count("</")
     main, words, _ = content.main_html(tree, kinds, tags=tags)
     return main, words
+
+
+def _reparse(document: str) -> LexborHTMLParser:
+    tree = _parse(document)
+    if content.streamed(document):
+        content.assemble_streamed(tree)
+    return tree
 
 
 def _noscript_words(tree: LexborHTMLParser) -> int:
