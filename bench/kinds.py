@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/kinds.py [--split dev|test|all] [--rounds 1] [--pages 0057,0123]
 
-On tests/corpus/wcxb/sample: 180 real pages of Murrough Foley's web-content-extraction-benchmark
+On tests/corpus/wcxb/sample: real pages of Murrough Foley's web-content-extraction-benchmark
 (WCXB, CC-BY-4.0): products, category pages (collection), listings, forums, documentation and
 service pages (SaaS, pricing), 20 of each from its development split and 10 of each from its
-held-out test split, drawn with a fixed seed (tests/corpus/wcxb/README.md). Each page is read by
+held-out test split, drawn with a fixed seed (tests/corpus/wcxb/README.md); 174 of the 180 have
+a main content to score against (WCXB has none for the other 6). Each page is read by
 Lookout (`extract.extract`, markdown and text, as web.scrape reads it: the text is scored) and by
 trafilatura 2 with its defaults (`trafilatura.extract`, plain text), in the same run. Scored
 against WCXB's human-reviewed main content with bench/extract.py's shingle metric (F1, precision,
@@ -37,12 +38,13 @@ TOOLS = ("lookout", "trafilatura")
 
 
 def load(split: str, only: set[str]) -> list[tuple[str, dict[str, object], bytes]]:
-    """(file id, its ground truth, html bytes) of the pages of `split` ("all": both)."""
+    """(file id, its ground truth, html bytes) of the pages of `split` ("all": both) that have a
+    main content to compare with (6 of the 180 have none in WCXB: left out)."""
     truth = json.loads(gzip.decompress((CORPUS / "ground-truth.json.gz").read_bytes()))
     return [
         (fid, entry, gzip.decompress((CORPUS / "html" / f"{fid}.html.gz").read_bytes()))
         for fid, entry in sorted(truth.items())
-        if split in ("all", entry["split"]) and (not only or fid in only)
+        if split in ("all", entry["split"]) and (not only or fid in only) and entry["main_content"]
     ]
 
 

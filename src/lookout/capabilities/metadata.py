@@ -142,14 +142,13 @@ def _date(candidates: list[str | None]) -> str | None:
 
 
 def kinds(tree: LexborHTMLParser) -> frozenset[str]:
-    """What the page says it is, lowercased: its og:type as "og:<type>", and every schema.org
-    JSON-LD @type as it is."""
+    """What the page says it is, lowercased: og:type and every schema.org JSON-LD @type."""
     return _kinds(meta_values(tree), _ld_objects(tree))
 
 
 def _kinds(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> frozenset[str]:
     og = metas.get("og:type")
-    found = {"og:" + og.strip().lower()} if og else set()
+    found = {og.strip().lower()} if og else set()
     for item in objects:
         declared = item.get("@type")
         for kind in declared if isinstance(declared, list) else [declared]:
