@@ -60,7 +60,7 @@ async def test_the_checkpointer_is_set_up_once_per_version_of_its_library(
 ) -> None:
     await migrate.migrate(empty_database)
     marker = checkpointer.setup_marker()
-    assert marker.startswith("checkpointer: langgraph-checkpoint-postgres ")
+    assert marker is not None and marker.startswith("checkpointer: langgraph-checkpoint-postgres ")
     conn = await asyncpg.connect(empty_database)
     try:
         assert await conn.fetchval("SELECT count(*) FROM schema_migrations WHERE name = $1", marker)
@@ -79,6 +79,12 @@ async def test_the_checkpointer_is_set_up_once_per_version_of_its_library(
         assert setups == [empty_database]
         assert await migrate.migrate(empty_database) == []
         assert setups == [empty_database]
+
+        # No metadata for the library (a vendored copy): set up every time, nothing recorded.
+        monkeypatch.setattr(checkpointer, "setup_marker", lambda: None)
+        assert await migrate.migrate(empty_database) == []
+        assert await migrate.migrate(empty_database) == []
+        assert setups == [empty_database] * 3
     finally:
         await conn.close()
 

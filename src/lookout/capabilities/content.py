@@ -62,8 +62,8 @@ trafilatura's (bench/extract.py prints the count).
 Non-article pages are measured by bench/kinds.py: 174 real pages of Murrough Foley's
 web-content-extraction-benchmark (CC-BY-4.0; products, category pages, listings, forums,
 documentation, service pages; a dev split to tune on, a held-out test split to check on), the
-same shingle metric. There (2026-12-06), against trafilatura's default: F1 0.717 / 0.687 on
-dev, 0.767 / 0.777 on test; products are the weak kind (0.58 / 0.61 on dev: a region that is
+same shingle metric. There (2026-12-06), against trafilatura's default: F1 0.717 / 0.695 on
+dev, 0.767 / 0.791 on test; products are the weak kind (0.58 / 0.61 on dev: a region that is
 the whole main keeps "Related products", cart and shipping blocks). Tried there and not kept:
 a page's JSON-LD types outranking its og:type (dev 0.717 -> 0.714, boilerplate snippets kept
 0.094 -> 0.121: product pages whose og:type says article read worse as their region); keeping
@@ -103,6 +103,8 @@ from typing import TYPE_CHECKING, Literal
 from lookout.capabilities import lists
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lxml import etree
     from selectolax.lexbor import LexborHTMLParser, LexborNode
     from trafilatura.settings import Extractor
@@ -111,7 +113,7 @@ if TYPE_CHECKING:
 # nested 5,000 deep (0.6 s at 20,000), and a page of fewer tags than that needs no scan.
 MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
-# A page streams a few dozen parts (52 on a real product page); each is a lookup of the tree.
+# A page streams a few dozen parts (52 on a real product page).
 MAX_STREAMED_PARTS = 200
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
 # og:type and schema.org @type values, lowercased.
@@ -156,8 +158,6 @@ _NOT_ARTICLES = frozenset(
 )
 # Never content, whatever the page: dropped before anything else is measured.
 JUNK = "script, style, noscript, template, svg, iframe, object, embed, canvas, link, meta, head"
-# The same but <noscript>: for a page that serves its content to readers without JavaScript.
-JUNK_BUT_NOSCRIPT = ", ".join(part for part in JUNK.split(", ") if part != "noscript")
 _CHROME = ", ".join(
     (
         "nav, aside, dialog, button, select, input, textarea, [hidden], [aria-hidden=true]",
@@ -390,43 +390,68 @@ def assemble_streamed(tree: LexborHTMLParser) -> None:
     after `<template id="B:n">`, later a `<div hidden id="S:n">` with the content, and React's
     $RC / $RR move it in place of the placeholder ($RS: in place of `<template id="P:n">`). Read
     as it comes, the content is hidden and the placeholder shown: a real product page (Wayfair)
-    read as "Skip to Main Content"."""
-    # Looked up anew for each part: a part moved is copied (lexbor), with the templates in it.
-    for part in tree.css('div[hidden][id^="S:"]')[:MAX_STREAMED_PARTS]:
+    read as "Skip to Main Content".
+
+    Parts go in place last first: a part's slot may be in a part streamed before it, and lexbor
+    moves a node as a copy, so that part is still where the slot was found. Bounded: at most
+    MAX_STREAMED_PARTS parts, templates and parts found in one pass each."""
+    templates = {node.attributes.get("id"): node for node in tree.css('template[id*=":"]')}
+    parts = tree.css('div[hidden][id^="S:"]')[:MAX_STREAMED_PARTS]
+    for part in reversed(parts):
         number = (part.attributes.get("id") or "")[2:]
-        if not number.isalnum():
-            continue
         # $RS: a segment of a part goes where its <template id="P:n"> is, which it replaces.
-        slot = tree.css_first(f'template[id="P:{number}"]')
+        kind, slot = "P", templates.get(f"P:{number}")
         if slot is None:  # $RC: a boundary's content replaces its placeholder
-            boundary = tree.css_first(f'template[id="B:{number}"]')
-            slot = _placeholder_end(boundary) if boundary is not None else None
-        if slot is None:
-            continue
+            kind, slot = "B", templates.get(f"B:{number}")
+        if slot is None or not _attached(part) or not _attached(slot):
+            continue  # no slot, or one in what a part placed before took out (not React's)
+        if kind == "B":
+            slot = _placeholder_end(slot, part)
+            if slot is None:
+                continue
         child = part.first_child
         while child is not None:
             following = child.next
             slot.insert_before(child)
             child = following
         part.decompose()
-        if slot.tag == "template":
+        if kind == "P":
             slot.decompose()
 
 
-def _placeholder_end(boundary: LexborNode) -> LexborNode | None:
+def _attached(node: LexborNode) -> bool:
+    """Whether `node` is still in the document (not in a subtree taken out of it)."""
+    while node.parent is not None:
+        node = node.parent
+    return node.tag == "-document"
+
+
+def _placeholder_end(boundary: LexborNode, part: LexborNode) -> LexborNode | None:
     """The `<!--/$-->` closing `boundary`'s Suspense placeholder, with the placeholder (the nodes
-    between them) removed; None if the boundary is not closed."""
+    between them) removed; None, and nothing removed, if the boundary is not closed or `part`
+    is in its placeholder."""
+    between: list[LexborNode] = []
     depth, node = 0, boundary.next
     while node is not None:
-        following = node.next
         if node.is_comment_node:
             mark = (node.comment_content or "").strip()
             if mark == "/$" and depth == 0:
-                return node
+                break
             depth += -1 if mark == "/$" else 1 if mark in ("$", "$?", "$!") else 0
-        node.decompose()
-        node = following
-    return None
+        between.append(node)
+        node = node.next
+    if node is None:
+        return None
+    holders, ancestor = set(), part.parent
+    holders.add(part.mem_id)
+    while ancestor is not None:
+        holders.add(ancestor.mem_id)
+        ancestor = ancestor.parent
+    if any(placeholder.mem_id in holders for placeholder in between):
+        return None
+    for placeholder in between:
+        placeholder.decompose()
+    return node
 
 
 def drop_chrome(tree: LexborHTMLParser) -> None:
@@ -446,9 +471,10 @@ def region_of(tree: LexborHTMLParser) -> LexborNode | None:
     wrapper = region is not None and body is not None and region != body
     if wrapper and 5 * len(region.text()) < min(len(body.text()), 2500):  # type: ignore[union-attr]
         region = body
-    for node in tree.css("header, footer"):
-        if not _inside_content(node):
-            node.decompose()
+    inside_content = _Within(_content_block)  # an article's or main's own header/footer
+    chrome = [node for node in tree.css("header, footer") if not inside_content(node.parent)]
+    for node in _outermost(chrome):
+        node.decompose()
     return region
 
 
@@ -457,26 +483,35 @@ def _outermost(nodes: list[LexborNode]) -> list[LexborNode]:
     `<main role="main">` came back twice, so the page's one main was taken for two and the
     region fell back to the body), and none inside another of them."""
     distinct = {node.mem_id: node for node in nodes}
-    return [node for node in distinct.values() if not _has_ancestor_in(node, distinct)]
+    within = _Within(lambda node: node.mem_id in distinct)
+    return [node for node in distinct.values() if not within(node.parent)]
 
 
-def _has_ancestor_in(node: LexborNode, nodes: dict[int, LexborNode]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in nodes:
-            return True
-        parent = parent.parent
-    return False
+class _Within:
+    """`within(node)`: whether `node` or one of its ancestors is `wanted`; each ancestor's answer
+    is remembered, so asking for every node of a page is linear, however deep it nests."""
+
+    def __init__(self, wanted: Callable[[LexborNode], bool]) -> None:
+        self.wanted, self.known = wanted, dict[int, bool]()
+
+    def __call__(self, node: LexborNode | None) -> bool:
+        path, answer = [], False
+        while node is not None:
+            if (known := self.known.get(node.mem_id)) is not None:
+                answer = known
+                break
+            path.append(node.mem_id)
+            if self.wanted(node):
+                answer = True
+                break
+            node = node.parent
+        for mem_id in path:
+            self.known[mem_id] = answer
+        return answer
 
 
-def _inside_content(node: LexborNode) -> bool:
-    """An article's or a main's own header/footer (its title, byline, notes) is content."""
-    parent = node.parent
-    while parent is not None:
-        if parent.tag in ("article", "main") or parent.attributes.get("role") == "main":
-            return True
-        parent = parent.parent
-    return False
+def _content_block(node: LexborNode) -> bool:
+    return node.tag in ("article", "main") or node.attributes.get("role") == "main"
 
 
 def _words(text: str) -> int:

@@ -275,10 +275,14 @@ def _unlocked(saver: AsyncPostgresSaver) -> AsyncPostgresSaver:
 SAVER_PACKAGE = "langgraph-checkpoint-postgres"
 
 
-def setup_marker() -> str:
+def setup_marker() -> str | None:
     """What `lookout migrate` records once setup() ran with this version of the saver's package
-    (its migrations change only with it); read from the package's metadata, nothing imported."""
-    return f"checkpointer: {SAVER_PACKAGE} {importlib.metadata.version(SAVER_PACKAGE)}"
+    (its migrations change only with it); read from the package's metadata, nothing imported.
+    None where the package has no metadata (a vendored copy): setup() then runs every time."""
+    try:
+        return f"checkpointer: {SAVER_PACKAGE} {importlib.metadata.version(SAVER_PACKAGE)}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 async def setup(dsn: str) -> None:

@@ -86,4 +86,5 @@ async def _setup_checkpointer(conn: asyncpg.Connection, dsn: str, applied: set[s
     if marker in applied:
         return
     await checkpointer.setup(dsn)
-    await conn.execute(queries.get("record_migration"), marker)
+    if marker is not None:
+        await conn.execute(queries.get("record_migration"), marker)

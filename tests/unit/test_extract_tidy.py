@@ -1,0 +1,72 @@
+"""The markdown's tidying, the <noscript> re-read and React's streamed parts, on the edge cases a
+review found: code blocks, pages read as their region, unclosed or odd placeholders, hostile
+repetitions."""
+
+from __future__ import annotations
+
+from lookout.capabilities import extract
+
+
+def _read(html: str, formats: tuple[str, ...] = ("markdown", "text")) -> extract.Extracted:
+    return extract.extract(html.encode(), url="https://example.com/p", formats=formats)
+
+
+def test_a_code_block_is_left_as_it_is_whatever_its_fence() -> None:
+    markdown = (
+        "Intro\n\n````\n```\n-\n+\n1.\n[](x)\n![a](<>)\n```\n- \n````\n\n- \n- item\n\n"
+        "- Config:\n\n  ```\n  list:\n  -\n  - a\n  ```\n"
+    )
+
+    tidy = extract._tidy(markdown)
+
+    assert "````\n```\n-\n+\n1.\n[](x)\n![a](<>)\n```\n- \n````" in tidy  # a longer fence
+    assert "  ```\n  list:\n  -\n  - a\n  ```" in tidy  # a fence indented in a list item
+    assert "\n- \n- item" not in tidy and "- item" in tidy  # outside code: the empty item goes
+
+
+def test_repeated_brackets_are_left_as_text() -> None:
+    for text in ("[](" * 20_000, "![" * 20_000 + "](<>", '[](x "' * 20_000, "[" * 100_000):
+        assert extract._tidy(text) == text  # nothing in them is a link (each pass is linear)
+
+
+def test_a_noscript_read_on_the_region_path_is_in_the_markdown_and_the_hash() -> None:
+    # A product page (og:type) is read as its region: the noscript text must be in what is
+    # shown, not only in the words the hash is made of.
+    page = (
+        '<html><head><meta property="og:type" content="product"></head><body><main>'
+        "<div id=app>Loading...</div><noscript><h2>Blue kettle</h2><p>"
+        + "A kettle that boils water quickly and quietly. " * 10
+        + "</p></noscript></main></body></html>"
+    )
+
+    first, recoloured = _read(page), _read(page.replace("Blue", "Red"))
+
+    assert "## Blue kettle" in (first.markdown or "")
+    assert "Red kettle" in (recoloured.text or "")
+    assert first.content_hash != recoloured.content_hash
+    whole = extract.extract(page.encode(), url="https://x/p", only_main_content=False)
+    assert "Blue kettle" in (whole.markdown or "")
+
+
+def test_an_unclosed_placeholder_takes_nothing_away() -> None:
+    page = (
+        '<html><body><main><h1>Shop</h1><!--$?--><template id="B:0"></template><p>Loading...</p>'
+        "<p>Our long product description talks about the kettle's features.</p></main>"
+        '<div hidden id="S:0"><p>Price 10 EUR</p></div><script>$RC("B:0","S:0")</script>'
+        "</body></html>"
+    )
+
+    text = _read(page, ("text",)).text or ""
+
+    assert "Our long product description" in text
+
+
+def test_a_part_whose_placeholder_is_inside_an_earlier_part_is_placed_too() -> None:
+    page = (
+        '<html><body><main><!--$?--><template id="B:0"></template><p>Loading</p><!--/$-->'
+        '</main><div hidden id="S:0"><p>Outer part.</p><!--$?--><template id="B:1"></template>'
+        '<p>Loading</p><!--/$--></div><div hidden id="S:1"><p>Inner part.</p></div>'
+        '<script>$RC("B:0","S:0");$RC("B:1","S:1")</script></body></html>'
+    )
+
+    assert (_read(page, ("text",)).text or "").split("\n\n") == ["Outer part.", "Inner part."]
