@@ -81,14 +81,14 @@ def extract(
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
     about, kinds = metadata.read_with_kinds(tree, base)
     unscripted = _noscript_words(tree) if "<noscript" in document else 0
-    main, words = _content(tree, document, kinds, only_main_content, content.JUNK)
+    main, words = _content(tree, document, kinds, only_main_content)
     if unscripted > len(words.split()):
         # More text for readers without JavaScript than the page shows us: its content is
         # served there (Flarum renders a thread in <noscript>; read without it, a real forum
         # page was "Loading..."). Read with it (its elements in their place), if that reads more.
         again = _reparse(document)
         again.unwrap_tags(["noscript"])
-        read = _content(again, document, kinds, only_main_content, content.JUNK)
+        read = _content(again, document, kinds, only_main_content)
         main, words = read if len(read[1].split()) > len(words.split()) else (main, words)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
@@ -105,14 +105,10 @@ def extract(
 
 
 def _content(
-    tree: LexborHTMLParser,
-    document: str,
-    kinds: frozenset[str],
-    only_main_content: bool,
-    junk: str,
+    tree: LexborHTMLParser, document: str, kinds: frozenset[str], only_main_content: bool
 ) -> tuple[str, str]:
     """(HTML, text) of the page's content (content.main_html), or of its whole body."""
-    _drop(tree, junk)
+    _drop(tree, content.JUNK)
     if not only_main_content:
         return content.page_html(tree)
     tags = document.count("<") - document.count("</")
@@ -187,8 +183,7 @@ def _tidy(markdown: str) -> str:
         marker = _FENCE.match(line)
         if fence:
             lines.append(line)
-            closing = marker is not None and marker.group(1)[0] == fence[0]
-            if closing and len(marker.group(1)) >= len(fence) and not line[marker.end() :].strip():  # type: ignore[union-attr]
+            if marker is not None and _closes(marker, line, fence):
                 fence = ""
         elif marker is not None:
             lines += _tidy_prose(prose)
@@ -197,6 +192,12 @@ def _tidy(markdown: str) -> str:
         else:
             prose.append(line)
     return "\n".join(lines + _tidy_prose(prose))
+
+
+def _closes(marker: re.Match[str], line: str, fence: str) -> bool:
+    """Whether `line` (a fence `marker`) closes a code block opened by `fence`."""
+    found = marker.group(1)
+    return found[0] == fence[0] and len(found) >= len(fence) and not line[marker.end() :].strip()
 
 
 def _tidy_prose(lines: list[str]) -> list[str]:
