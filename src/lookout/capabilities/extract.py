@@ -74,9 +74,7 @@ def extract(
         return _plain(document, formats, max_chars)
     content.check_nesting(document)
     data = structured.read(document, url) if "data" in formats else None
-    tree = _parse(document)
-    if content.streamed(document):
-        content.assemble_streamed(tree)
+    tree = _tree(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
     about, kinds = metadata.read_with_kinds(tree, base)
@@ -86,7 +84,7 @@ def extract(
         # More text for readers without JavaScript than the page shows us: its content is
         # served there (Flarum renders a thread in <noscript>; read without it, a real forum
         # page was "Loading..."). Read with it (its elements in their place), if that reads more.
-        again = _reparse(document)
+        again = _tree(document)
         again.unwrap_tags(["noscript"])
         read = _content(again, document, kinds, only_main_content)
         main, words = read if len(read[1].split()) > len(words.split()) else (main, words)
@@ -116,7 +114,8 @@ def _content(
     return main, words
 
 
-def _reparse(document: str) -> LexborHTMLParser:
+def _tree(document: str) -> LexborHTMLParser:
+    """lexbor's tree of `document`, its React-streamed parts in place (assemble_streamed)."""
     tree = _parse(document)
     if content.streamed(document):
         content.assemble_streamed(tree)
@@ -178,7 +177,9 @@ def _markdown(html: str, base: str) -> str:
 def _tidy(markdown: str) -> str:
     """`markdown` without empty images, empty links and empty list items, a source-less image
     as its alt text; code blocks left as they are."""
-    lines, prose, fence = [], list[str](), ""
+    lines: list[str] = []
+    prose: list[str] = []
+    fence = ""
     for line in markdown.split("\n"):
         marker = _FENCE.match(line)
         if fence:
