@@ -147,14 +147,22 @@ SELECT workspace_id FROM memberships WHERE user_id = $1 ORDER BY created_at LIMI
 -- CHECK credit_balance_not_negative aborts the whole statement, ledger row included. A ledger
 -- key ($2, made by the server for one call) seen before inserts no ledger row, so nothing is
 -- taken twice (no row returned: the caller must not run the call).
-WITH entry AS (
+-- Its commit does not wait for the WAL flush, as close_reservation's (below). Measured at 16
+-- calls at once (reserve with the key check, then settle): Postgres CPU 0.52 -> 0.27 ms a call,
+-- wall time 0.44 -> 0.24 ms. What it risks: a crash of Postgres itself or of the machine within
+-- ~0.6 s of the commit loses the reservation, and the call it paid for is free; a lost settle
+-- already makes a call free (the sweeper refunds its reservation whole). Other sessions see the
+-- reservation at once, so nothing is taken twice and the balance CHECK holds as before.
+WITH no_flush_wait AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true)
+), entry AS (
     INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
     VALUES ($1, $2, 'reserve', -$3::bigint, $4, $5, $6)
     ON CONFLICT DO NOTHING
     RETURNING amount
 )
 UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
-FROM entry WHERE credit_balances.workspace_id = $1
+FROM entry, no_flush_wait WHERE credit_balances.workspace_id = $1
 RETURNING balance;
 
 -- name: reserve_credits_for_key
@@ -162,7 +170,10 @@ RETURNING balance;
 -- creator still an editor or owner of the workspace (a key's principal may come from a 30 s
 -- cache; this is checked at the source, in the same round trip). No row: nothing reserved.
 -- The check costs two primary-key lookups (bench/_reserve_check.py compares the two statements).
-WITH allowed AS (
+-- Committed without waiting for the WAL flush, as reserve_credits.
+WITH no_flush_wait AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true)
+), allowed AS (
     SELECT FROM api_keys k
     JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
     WHERE k.id = $7 AND k.workspace_id = $1 AND k.revoked_at IS NULL
@@ -174,7 +185,7 @@ WITH allowed AS (
     RETURNING amount
 )
 UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
-FROM entry WHERE credit_balances.workspace_id = $1
+FROM entry, no_flush_wait WHERE credit_balances.workspace_id = $1
 RETURNING balance;
 
 -- name: close_reservation
@@ -187,8 +198,7 @@ RETURNING balance;
 -- (bench/door.py). Only a crash of Postgres itself within ~0.6 s (3 x wal_writer_delay) can
 -- lose a close, and a lost close leaves the reservation open for the stale-reservation sweeper
 -- to refund: the outcome a web process dying before its settle already has. Atomicity, the
--- closed-once index and the balance CHECK are unchanged; the reserve still commits durably
--- before the call runs.
+-- closed-once index and the balance CHECK are unchanged.
 WITH no_flush_wait AS MATERIALIZED (
     SELECT set_config('synchronous_commit', 'off', true)
 ), reserved AS (
