@@ -71,14 +71,17 @@ async def _turns_ctx(app: web.Application) -> AsyncIterator[None]:
         await asyncio.wait(running, timeout=TURN_SHUTDOWN_GRACE_S)
 
 
-def create_app(settings: Settings, *, freeze_heap: bool = False) -> web.Application:
+def create_app(
+    settings: Settings, *, freeze_heap: bool = False, runs_actors: bool = True
+) -> web.Application:
     """The web process's app. `freeze_heap`: once open, put the heap out of the collector's reach
-    (loops.freeze_heap; for a process that serves one app, not a test session)."""
+    (loops.freeze_heap; for a process that serves one app, not a test session). `runs_actors`:
+    False where no worker runs in this process (`lookout web`; see lookout.broker)."""
     app = web.Application(
         middlewares=[ops_http.observe, middleware.error_middleware, ops_http.bind_ids],
         client_max_size=settings.max_body_bytes,
     )
-    broker.setup(settings)  # the web process enqueues jobs
+    broker.setup(settings, runs_actors=runs_actors)  # the web process enqueues jobs
     app[appkeys.SETTINGS] = settings
     app[appkeys.KEY_USAGE] = keys.KeyUsage()
     app[appkeys.KEY_CACHE] = keys.KeyCache()

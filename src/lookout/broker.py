@@ -2,6 +2,10 @@
 per-process resources.
 
 `setup()` sets the global broker before any actor module is imported, then imports them all.
+A process that only sends (`lookout web`) sets it up with `runs_actors=False`: without periodiq's
+middleware, whose `periodic` option only the processes running the periodic actors read, so
+periodiq and pendulum (with croniter, lazily imported by lookout.ticks) stay out of it: 3.2 MiB
+RSS of `lookout web` (bench/footprint.py --apart).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from types import ModuleType
 
 import dramatiq
 from dramatiq.middleware.asyncio import AsyncIO
-from periodiq import PeriodiqMiddleware
 
 from lookout import redis_broker, ticks
 from lookout.actors import runtime
@@ -24,13 +27,16 @@ PERIODIQ_SKIP_DELAY_S = 50
 
 logger = logging.getLogger(__name__)
 
-_current: tuple[str, dramatiq.Broker] | None = None
+_current: tuple[str, bool, dramatiq.Broker] | None = None
 
 
-def build(settings: Settings) -> redis_broker.Broker:
+def build(settings: Settings, *, runs_actors: bool = True) -> redis_broker.Broker:
     broker = redis_broker.Broker(url=settings.redis_url)
     broker.add_middleware(AsyncIO())
-    broker.add_middleware(PeriodiqMiddleware(skip_delay=PERIODIQ_SKIP_DELAY_S))
+    if runs_actors:
+        from periodiq import PeriodiqMiddleware
+
+        broker.add_middleware(PeriodiqMiddleware(skip_delay=PERIODIQ_SKIP_DELAY_S))
     broker.add_middleware(runtime.Resources(settings))
     broker.add_middleware(messages.Observability(settings))  # request ids across the queue
     broker.add_middleware(shutdown.GracefulStop(settings.shutdown_grace_s))
@@ -39,14 +45,18 @@ def build(settings: Settings) -> redis_broker.Broker:
     return broker
 
 
-def setup(settings: Settings) -> dramatiq.Broker:
-    """Install the broker for this process (once per Redis URL) and declare every actor."""
+def setup(settings: Settings, *, runs_actors: bool = True) -> dramatiq.Broker:
+    """Install the broker for this process (once per Redis URL) and declare every actor.
+    `runs_actors=False`: this process only sends (see the module's docstring)."""
     global _current
     if _current is not None and _current[0] == settings.redis_url:
-        return _current[1]
-    broker = build(settings)
+        if runs_actors and not _current[1]:
+            # Its periodic actors were declared without the option periodiq reads.
+            raise RuntimeError("this process set up a broker that only sends")
+        return _current[2]
+    broker = build(settings, runs_actors=runs_actors)
     dramatiq.set_broker(broker)
-    _current = (settings.redis_url, broker)
+    _current = (settings.redis_url, runs_actors, broker)
     modules = importlib.import_module("lookout.actors.all")
     _bind_actors(broker, modules.MODULES)
     return broker

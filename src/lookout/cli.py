@@ -44,7 +44,7 @@ def cmd_web(args: argparse.Namespace, *, with_worker: bool = False) -> int:
     multiproc.prepare(settings)  # before prometheus_client is imported
     logs.configure(settings.log_format, settings.log_level)
     loops.install(settings)
-    application = app.create_app(settings, freeze_heap=True)
+    application = app.create_app(settings, freeze_heap=True, runs_actors=with_worker)
     if with_worker:
         from lookout import together
 

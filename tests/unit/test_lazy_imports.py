@@ -61,12 +61,53 @@ def test_a_model_used_loads_the_llm_client() -> None:
 WEB = (
     "from lookout import app\n"
     "from lookout.settings import Settings\n"
-    "app.create_app(Settings.from_env())"
+    "app.create_app(Settings.from_env(), runs_actors=False)"
 )
 
 
 def test_the_web_process_loads_no_llm_mcp_or_structured_data_library_at_start() -> None:
     assert _loaded_after(WEB, LLM_AND_MCP + AT_FIRST_USE) == []
+
+
+# periodiq (with pendulum) for the periodic actors' option, read by the processes running them;
+# croniter (with dateutil) for cadences and ticks: ~3 MiB RSS of `lookout web` at its start.
+SCHEDULING = ("periodiq", "pendulum", "croniter", "dateutil")
+
+
+def test_the_web_process_loads_no_scheduling_library_at_start() -> None:
+    assert _loaded_after(WEB, SCHEDULING) == []
+
+
+def test_the_workers_periodic_actors_carry_periodiqs_option() -> None:
+    # The check above can fail: a worker's broker has periodiq's middleware and its periodic
+    # actors the option it reads (its skip of a late tick), and a cadence read loads croniter
+    code = (
+        "import dramatiq, lookout.worker\n"
+        "from lookout import periodic\n"
+        "broker = dramatiq.get_broker()\n"
+        "assert 'periodic' in broker.actor_options\n"
+        "assert broker.get_actor(periodic.SWEEP_EXPIRED.actor_name).options['periodic']\n"
+        "import datetime as dt\n"
+        "from lookout.watches import schedule\n"
+        "schedule.validate('0 * * * *', 'UTC', min_minutes=5, now=dt.datetime.now(dt.UTC))"
+    )
+    assert _loaded_after(code, SCHEDULING) == list(SCHEDULING)
+
+
+def test_a_broker_that_only_sends_is_not_taken_for_a_workers() -> None:
+    # Its periodic actors were declared without periodiq's option: a worker's setup in the
+    # same process is refused, not given that broker
+    code = (
+        f"{WEB}\n"
+        "from lookout import broker\n"
+        "try:\n"
+        "    broker.setup(Settings.from_env())\n"
+        "except RuntimeError as exc:\n"
+        "    print('refused:', exc)\n"
+        "else:\n"
+        "    raise SystemExit('a broker that only sends was taken for a worker')"
+    )
+    assert _loaded_after(code, SCHEDULING) == []
 
 
 def test_the_first_use_of_each_loads_its_library() -> None:

@@ -15,13 +15,19 @@ from __future__ import annotations
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware.asyncio import AsyncIO
-from periodiq import PeriodiqMiddleware
+
+
+class _PeriodicOption(dramatiq.Middleware):
+    """periodiq's `periodic` actor option, known without importing periodiq (and pendulum):
+    lookout.broker imports this package in every process, `lookout web` included."""
+
+    actor_options = {"periodic"}
 
 
 def _placeholder() -> StubBroker:
     stub = StubBroker()
     stub.add_middleware(AsyncIO())
-    stub.add_middleware(PeriodiqMiddleware())
+    stub.add_middleware(_PeriodicOption())
     return stub
 
 
