@@ -64,6 +64,22 @@ def test_a_thread_served_only_to_readers_without_javascript_is_read_from_noscrip
     assert "Loading..." not in markdown
 
 
+def test_a_thread_trafilatura_reads_only_without_its_links_is_read_whole() -> None:
+    # Rick Steves' travel forum (WCXB dev page 4087, in tests/corpus/wcxb/sample): trafilatura
+    # asked to keep links took the replies for link lists and kept the first post (101 words);
+    # its default mode, the retry for a page read short, kept 297. Without links: the thread.
+    page = gzip.decompress((CORPUS / "sample" / "html" / "4087.html.gz").read_bytes())
+    url = "https://community.ricksteves.com/travel-forum/beyond-europe/first-trip-to-japan"
+
+    read = extract.extract(page, url=url, formats=("text", "links"))
+
+    text = " ".join((read.text or "").split())
+    assert "The company we have used for the guided hiking is MT Sobek" in text  # a reply
+    assert "Youtube can be the most recent information available." in text  # the last one
+    assert "Terms of Service" not in text and "Travel Tips & Talks" not in text
+    assert len(read.links) > 50  # the page's links are still listed
+
+
 def test_noscript_notices_stay_out_of_a_page_that_shows_its_content() -> None:
     html = (
         b"<html><body><noscript>Please enable JavaScript to use this site.</noscript>"

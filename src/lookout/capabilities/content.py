@@ -85,6 +85,13 @@ tests/corpus/kinds' div-soup page loses its header and footer links; F1 0.951 to
 word count (fewer than 100 or 150 words) also fixed those two but, at 150, broke a short
 article of 143 words that the default mode reads worse; trafilatura's test leaves it alone.
 The synthetic pages of bench/corpus.py never trigger it (bench/scrape.py is unchanged).
+Such a page is also read in fast mode without links, kept if that reads more than twice the
+words of the other two: asked to keep links, trafilatura's link-density tests can take a
+thread's replies for link lists (a real travel forum: 101 words kept, 297 in default mode, the
+whole thread, 1,249, without links). Its markdown then has no links; the page's `links` still
+lists them. bench/kinds.py, same hour: 2 of 174 pages change (a forum thread 0.39 -> 1.00, a
+listing 0.66 -> 0.80), dev 0.717 -> 0.721, test 0.767 unchanged; none of the 181 articles reads
+differently; CPU 0.79x -> 0.81x trafilatura's on them (bench/extract.py, one run each).
 
 Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
 minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
@@ -207,7 +214,7 @@ Path = Literal["article", "region", "page"]
 
 
 @functools.cache
-def _options(fast: bool = True) -> Extractor:
+def _options(fast: bool = True, links: bool = True) -> Extractor:
     """Made once each: building trafilatura's Extractor per call (its config read anew) was
     0.2-0.3 ms a page; trafilatura never changes the one it is given (it copies it to retry in
     recall mode). `fast=False` is trafilatura's default mode (its readability and jusText
@@ -221,7 +228,7 @@ def _options(fast: bool = True) -> Extractor:
         output_format="html",
         fast=fast,
         comments=False,
-        links=True,
+        links=links,
         images=True,
         tables=True,
         formatting=True,
@@ -325,13 +332,21 @@ class Article:
 
 
 def _extract(source: str, tree: LexborHTMLParser) -> Article | None:
-    """trafilatura's article in fast mode; in its default mode when fast mode under-read."""
+    """trafilatura's article in fast mode; when fast mode under-read, in its default mode, or in
+    fast mode without links if that reads more than twice as much (see the module docstring)."""
     found = _trafilatura(source, tree)
     if not _under_read(found, tree):
         return found
     retried = _trafilatura(source, tree, fast=False)
     if retried is None or (retried.whole_page and found is not None):
-        return found
+        retried = found
+    unlinked = _trafilatura(source, tree, links=False)
+    if (
+        unlinked is not None
+        and not unlinked.whole_page
+        and (retried is None or unlinked.words > 2 * retried.words)
+    ):
+        return unlinked
     return retried
 
 
@@ -350,7 +365,9 @@ def _under_read(found: Article | None, tree: LexborHTMLParser) -> bool:
     return kept < core.ESCALATION_PAGE_SHARE * len(page)  # 0.2
 
 
-def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> Article | None:
+def _trafilatura(
+    source: str, tree: LexborHTMLParser, *, fast: bool = True, links: bool = True
+) -> Article | None:
     """What trafilatura takes for the article, None if it finds nothing."""
     # bare_extraction, not extract(): extract() also fingerprints the text (a simhash, 21 % of
     # its time on bench/corpus.py) and pretty-prints the HTML. No url: trafilatura would
@@ -359,7 +376,7 @@ def _trafilatura(source: str, tree: LexborHTMLParser, *, fast: bool = True) -> A
     from lxml import etree  # with trafilatura, which parses with it
     from trafilatura import htmlprocessing
 
-    document = trafilatura.bare_extraction(source, options=_options(fast))
+    document = trafilatura.bare_extraction(source, options=_options(fast, links))
     body = getattr(document, "body", None)
     if body is None:
         return None
