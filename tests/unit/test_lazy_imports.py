@@ -110,6 +110,15 @@ def test_a_broker_that_only_sends_is_not_taken_for_a_workers() -> None:
     assert _loaded_after(code, SCHEDULING) == []
 
 
+def test_the_web_process_loads_no_process_reader_until_a_page_renders() -> None:
+    # psutil (~0.8 MiB RSS) finds and measures the browser's renderers, in workers only
+    assert _loaded_after(WEB, ("psutil",)) == []
+    # The check above can fail: a renderer memory sweep loads it
+    sweep = "from lookout.capabilities import browser_memory\nbrowser_memory.Watchdog(64).sweep()"
+    code = f"{WEB}\n{sweep}"
+    assert _loaded_after(code, ("psutil",)) == ["psutil"]
+
+
 def test_the_first_use_of_each_loads_its_library() -> None:
     # The check above can fail: the MCP door's parse loads mcp, a structured read extruct, a feed
     # feedgen, a page converted to markdown html_to_markdown and read trafilatura
