@@ -1,5 +1,5 @@
-"""The workers' Dramatiq broker: Redis (lookout.redis_broker) + AsyncIO + periodiq + our
-per-process resources.
+"""The workers' Dramatiq broker: Redis (lookout.redis_broker) + AsyncIO + periodiq (where actors
+run) + our per-process resources.
 
 `setup()` sets the global broker before any actor module is imported, then imports them all.
 A process that only sends (`lookout web`) sets it up with `runs_actors=False`: without periodiq's
@@ -50,10 +50,11 @@ def setup(settings: Settings, *, runs_actors: bool = True) -> dramatiq.Broker:
     """Install the broker for this process (once per Redis URL) and declare every actor.
     `runs_actors=False`: this process only sends (see the module's docstring)."""
     global _current
+    if _current is not None and runs_actors and not _current[1]:
+        # Its periodic actors were declared without the option periodiq reads (whatever the
+        # Redis URL: a new broker would rebind those same actors).
+        raise RuntimeError("this process set up a broker that only sends")
     if _current is not None and _current[0] == settings.redis_url:
-        if runs_actors and not _current[1]:
-            # Its periodic actors were declared without the option periodiq reads.
-            raise RuntimeError("this process set up a broker that only sends")
         return _current[2]
     broker = build(settings, runs_actors=runs_actors)
     dramatiq.set_broker(broker)

@@ -42,7 +42,7 @@ async def test_a_reserve_does_not_wait_for_the_flush_and_is_seen_at_once(
         made = await accounts.create_key(db, workspace_id=workspace_id, name="k")
         key_id = made.key.id
 
-    async with db.acquire() as conn:
+    async with db.acquire() as conn, db.acquire() as other:
         assert await conn.fetchval("SHOW synchronous_commit") == "on"
         # When a call reserves 7 of them in a transaction of its own
         async with conn.transaction():
@@ -51,14 +51,14 @@ async def test_a_reserve_does_not_wait_for_the_flush_and_is_seen_at_once(
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         # and the connection's next transactions do again
         assert await conn.fetchval("SHOW synchronous_commit") == "on"
-    assert balance == 3
+        assert balance == 3
 
-    # And another session sees the reservation: the same ledger key takes nothing again, and
-    # a new one cannot take more than what is left
-    assert await reserve(db, workspace_id, "call-1", 1, key_id) is None
-    with pytest.raises(errors.InsufficientCredits):
-        await reserve(db, workspace_id, "call-2", 4, key_id)
-    assert await repo.get_balance(db, workspace_id=workspace_id) == 3
+        # And another session sees the reservation: the same ledger key takes nothing again,
+        # and a new one cannot take more than what is left
+        assert await reserve(other, workspace_id, "call-1", 1, key_id) is None
+        with pytest.raises(errors.InsufficientCredits):
+            await reserve(other, workspace_id, "call-2", 4, key_id)
+        assert await repo.get_balance(other, workspace_id=workspace_id) == 3
 
 
 async def test_closes_do_not_wait_for_the_flush(

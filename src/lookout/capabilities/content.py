@@ -86,12 +86,13 @@ word count (fewer than 100 or 150 words) also fixed those two but, at 150, broke
 article of 143 words that the default mode reads worse; trafilatura's test leaves it alone.
 The synthetic pages of bench/corpus.py never trigger it (bench/scrape.py is unchanged).
 Such a page is also read in fast mode without links, kept if that reads more than twice the
-words of the other two: asked to keep links, trafilatura's link-density tests can take a
-thread's replies for link lists (a real travel forum: 101 words kept, 297 in default mode, the
-whole thread, 1,249, without links). Its markdown then has no links; the page's `links` still
-lists them. bench/kinds.py, same hour: 2 of 174 pages change (a forum thread 0.39 -> 1.00, a
-listing 0.66 -> 0.80), dev 0.717 -> 0.721, test 0.767 unchanged; none of the 181 articles reads
-differently; CPU 0.79x -> 0.81x trafilatura's on them (bench/extract.py, one run each).
+words of the reading chosen above (where both found nothing: if it is not short itself). Asked
+to keep links, trafilatura's link-density tests can take a thread's replies for link lists (a
+real travel forum: 101 words kept, 297 in default mode, the whole thread, 1,249, without links).
+Its markdown then has no links; the page's `links` still lists them. bench/kinds.py, same hour:
+2 of 174 pages change (a forum thread 0.39 -> 1.00, a listing 0.66 -> 0.80), dev 0.717 -> 0.721,
+test 0.767 unchanged; none of the 181 articles reads differently; CPU 0.79x -> 0.81x
+trafilatura's on them (bench/extract.py, one run each).
 
 Bounds: lexbor parses a page nested N deep in O(N^2) (20,000 levels: 0.6 s; 200,000: over a
 minute) and trafilatura is superlinear past ~20,000 elements (200,000: 62 s). A page nested
@@ -341,13 +342,11 @@ def _extract(source: str, tree: LexborHTMLParser) -> Article | None:
     if retried is None or (retried.whole_page and found is not None):
         retried = found
     unlinked = _trafilatura(source, tree, links=False)
-    if (
-        unlinked is not None
-        and not unlinked.whole_page
-        and (retried is None or unlinked.words > 2 * retried.words)
-    ):
-        return unlinked
-    return retried
+    if unlinked is None or unlinked.whole_page:
+        return retried
+    if retried is None:  # nothing read with links: take it only if it is not short too
+        return None if _under_read(unlinked, tree) else unlinked
+    return unlinked if unlinked.words > 2 * retried.words else retried
 
 
 def _under_read(found: Article | None, tree: LexborHTMLParser) -> bool:
