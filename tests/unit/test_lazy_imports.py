@@ -94,6 +94,21 @@ def test_the_workers_periodic_actors_carry_periodiqs_option() -> None:
     assert _loaded_after(code, SCHEDULING) == list(SCHEDULING)
 
 
+def test_lookout_web_sets_up_a_broker_that_only_sends_and_dev_serve_one_that_runs_actors() -> None:
+    # The commands themselves (cli.cmd_web; `lookout dev-serve` runs a worker in its process),
+    # with aiohttp's run_app made to return at once
+    code = (
+        "from aiohttp import web\n"
+        "web.run_app = lambda *args, **kwargs: None\n"
+        "from lookout import cli\n"
+        "cli.cmd_{}(None)\n"
+        "import dramatiq\n"
+        "assert ('periodic' in dramatiq.get_broker().actor_options) is {}"
+    )
+    assert _loaded_after(code.format("web", False), SCHEDULING[:2]) == []
+    assert _loaded_after(code.format("dev_serve", True), SCHEDULING[:2]) == list(SCHEDULING[:2])
+
+
 def test_a_broker_that_only_sends_is_not_taken_for_a_workers() -> None:
     # Its periodic actors were declared without periodiq's option: a worker's setup in the
     # same process is refused, not given that broker
