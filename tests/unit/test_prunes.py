@@ -1,0 +1,165 @@
+"""trafilatura's XPaths as prunes.py rewrites them select what trafilatura's own select, on real
+pages (tests/corpus), and extraction reads every page the same with and without them."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lxml import etree, html
+
+from lookout.capabilities import content, prunes
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+# A third of the wcxb sample (products, listings, forums, docs...), a sixth of the articles.
+PAGES = (
+    sorted((CORPUS / "wcxb" / "sample" / "html").glob("*.html.gz"))[::3]
+    + sorted((CORPUS / "articles" / "html").glob("*.html.gz"))[::6]
+)
+# The costly ones (the module docstring): a trafilatura that no longer lets them be rewritten
+# costs ~2 ms a page more, which someone should look at.
+COSTLY = [
+    ("OVERALL_DISCARD_XPATH", 0),
+    ("OVERALL_DISCARD_XPATH", 1),
+    ("TEASER_DISCARD_XPATH", 0),
+    ("REMOVE_COMMENTS_AND_LISTS_XPATH", 0),
+    ("RAW_TREE_PRUNE_XPATH", 0),
+]
+_RE = {"re": "http://exslt.org/regular-expressions"}
+
+
+def _trees() -> list[etree._Element]:
+    """Each page as lxml parses it, and as trafilatura has cleaned and converted it (where its
+    lists are <list> and <item>, which some of the expressions name)."""
+    from trafilatura import htmlprocessing
+
+    options = content._options()  # installs the rewrite, as a reader does
+    trees = []
+    for page in PAGES:
+        raw = html.fromstring(gzip.decompress(page.read_bytes()))
+        trees.append(raw)
+        cleaned = htmlprocessing.tree_cleaning(copy.deepcopy(raw), options)
+        trees.append(htmlprocessing.convert_tags(cleaned, options))
+    return trees
+
+
+@pytest.fixture(scope="module")
+def trees() -> list[etree._Element]:
+    return _trees()
+
+
+def test_the_costly_expressions_are_rewritten_in_trafilatura_s_lists() -> None:
+    from trafilatura import xpaths
+
+    prunes.install()
+    done = {(name, index): new for name, index, _, new in prunes.REWRITTEN}
+
+    for name, index in COSTLY:
+        assert (name, index) in done, f"{name}[{index}] is no longer rewritten"
+        assert getattr(xpaths, name)[index].path == done[name, index]
+
+
+def test_every_rewritten_expression_selects_the_same_elements_on_real_pages(
+    trees: list[etree._Element],
+) -> None:
+    assert len(prunes.REWRITTEN) >= len(COSTLY)
+    for name, index, original, rewritten in prunes.REWRITTEN:
+        theirs = etree.XPath(original, namespaces=_RE)
+        ours = etree.XPath(rewritten, namespaces=_RE)
+        found = 0
+        for tree in trees:
+            expected = theirs(tree)
+            assert ours(tree) == expected, f"{name}[{index}] differs"
+            found += len(expected)
+        if (name, index) in COSTLY[:2]:
+            assert found > 0, f"{name}[{index}] selects nothing on the corpus: not a check"
+
+
+def test_what_each_costly_expression_prunes_is_pruned_either_way() -> None:
+    # One element each of them selects (the corpus has no infinite scroll), beside elements with
+    # none of the attributes they read.
+    page = html.fromstring(
+        "<html><body><div><p>plain</p><p class='share-this'>x</p><span id='nav-1'>y</span>"
+        "<div style='display:none'>z</div><section aria-hidden='true'>w</section>"
+        "<div class='teaser-box'>t</div><ul id='comments'><li>c</li></ul>"
+        "<div id='infinite-scroll'><p>more</p></div><table><tr><td>1</td></tr></table>"
+        "</div></body></html>"
+    )
+    for name, index, original, rewritten in prunes.REWRITTEN:
+        theirs = etree.XPath(original, namespaces=_RE)(page)
+        assert etree.XPath(rewritten, namespaces=_RE)(page) == theirs, f"{name}[{index}]"
+        if (name, index) in COSTLY:
+            assert theirs, f"{name}[{index}] selects nothing here: not a check"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".//*[not(@class)]",  # true where the attribute is absent
+        ".//*[contains(@class, '')]",  # an empty literal holds for ""
+        ".//*[re:test(@class, 'a|^$')]",  # a pattern that matches ""
+        ".//*[string-length(@id) < 3]",  # a function not known to be false on ""
+        ".//*[contains(@class, 'x') or .//h1]",  # reads more than the element's attributes
+        ".//*[contains(@class, 'x')] | .//p",  # a union at the top
+        "(.//article)[1]",  # no `.//*`
+    ],
+)
+def test_an_expression_that_may_hold_without_its_attributes_is_left_alone(path: str) -> None:
+    assert prunes.rewrite(path) is None
+
+
+def test_a_name_test_becomes_a_union_unless_a_predicate_counts_positions() -> None:
+    plain = prunes.rewrite(".//*[self::div or self::p][contains(@class, 'ad')]")
+    counted = prunes.rewrite(".//*[self::div or self::p][contains(@class, 'ad')][1]")
+
+    assert plain == "(.//div | .//p)[@class][contains(@class, 'ad')]"
+    assert counted == ".//*[self::div or self::p][@class][contains(@class, 'ad')][1]"
+
+
+def test_a_pattern_is_tested_only_where_its_attribute_is() -> None:
+    rewritten = prunes.rewrite(
+        ".//*[self::div][1][re:test(@id|@class, 'nav') or re:test(@style, '^$|x')]"
+    )
+
+    # `^$|x` matches "": an absent style would pass it, so it is tested everywhere.
+    assert rewritten == (
+        ".//*[self::div][1][((@id or @class) and re:test(@id|@class, 'nav')) or "
+        "re:test(@style, '^$|x')]"
+    )
+
+
+_READ = """
+import gzip, hashlib, json, sys
+from lookout.capabilities import extract, prunes
+if sys.argv[1] == "without":
+    prunes.install = lambda: None
+out = {}
+for path in json.loads(sys.argv[2]):
+    page = gzip.decompress(open(path, "rb").read())
+    read = extract.extract(page, url="https://example.org/a", formats=("markdown", "text"))
+    seen = repr((read.markdown, read.text, read.content_hash))
+    out[path] = hashlib.sha256(seen.encode()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+def test_pages_read_the_same_with_and_without_the_rewrite() -> None:
+    paths = json.dumps([str(page) for page in PAGES[::2]])
+    reads = [
+        subprocess.run(
+            [sys.executable, "-c", _READ, which, paths],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        ).stdout
+        for which in ("with", "without")
+    ]
+
+    assert json.loads(reads[0]) == json.loads(reads[1])
+    assert len(json.loads(reads[0])) == len(PAGES[::2]) > 40
