@@ -105,6 +105,8 @@ def test_what_each_costly_expression_prunes_is_pruned_either_way() -> None:
         ".//*[re:test(@class, 'a|^$')]",  # a pattern that matches ""
         ".//*[string-length(@id) < 3]",  # a function not known to be false on ""
         ".//*[contains(@class, 'x') or .//h1]",  # reads more than the element's attributes
+        ".//*[@class = 'x' or . = 'y']",  # ...its text
+        ".//*[@class = 'x' or @id > 3]",  # a number: absent reads as NaN, but not checked
         ".//*[contains(@class, 'x')] | .//p",  # a union at the top
         "(.//article)[1]",  # no `.//*`
     ],

@@ -40,8 +40,8 @@ trafilatura itself, in bench/extract.py and bench/kinds.py, runs with its own (`
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,6 +52,7 @@ _FUNCTION = re.compile(r"([\w:-]+)\s*\(")
 _LITERAL = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _RE_TEST = re.compile(r"re:test\([^,]+,\s*(?:'([^']*)'|\"([^\"]*)\")\s*(?:,\s*'([^']*)')?\s*\)")
 _ATTRIBUTES = re.compile(r"@[\w:-]+(?:\s*\|\s*@[\w:-]+)*")
+_ONLY_OPERATORS = re.compile(r"[\s()|,=!]*")
 _POSITIONAL = re.compile(r"\[\s*\d|position\(|last\(")
 # Functions that read "" for an absent attribute and so are false with a non-empty literal.
 _FALSE_WHEN_ABSENT = frozenset(["contains", "starts-with", "translate", "re:test"])
@@ -59,11 +60,17 @@ _REGEXP_NS = "http://exslt.org/regular-expressions"
 # (list name, index, trafilatura's path, ours) of what install() rewrote.
 REWRITTEN: list[tuple[str, int, str, str]] = []
 _SWAPPED: list[tuple[list[Any], int, Any, Any]] = []  # (list, index, theirs, ours)
+_INSTALLING = threading.Lock()
 
 
-@functools.cache
 def install() -> None:
     """Rewrite trafilatura.xpaths' lists in place, once a process (~2 ms)."""
+    with _INSTALLING:
+        if not _SWAPPED:
+            _install()
+
+
+def _install() -> None:
     from lxml import etree
     from trafilatura import xpaths
 
@@ -130,8 +137,9 @@ def _guard(predicate: str) -> str | None:
             return None
     if inner.count("re:test(") != len(_RE_TEST.findall(inner)):
         return None  # a re:test of another shape: not checked
-    if re.search(r"\.//|\.\.|/|\bself::|\bchild::|\btext\(\)", stripped.replace("@", "")):
-        return None  # reads more than the element's own attributes
+    rest = _FUNCTION.sub("", _ATTRIBUTE.sub("", stripped.replace("'-'", "")))
+    if not _ONLY_OPERATORS.fullmatch(re.sub(r"\b(?:or|and)\b", "", rest)):
+        return None  # reads more than the element's attributes (`.`, a path, a number...)
     names = sorted(set(_ATTRIBUTE.findall(stripped)))
     return " or ".join(f"@{name}" for name in names) if names else None
 
