@@ -121,6 +121,9 @@ def test_a_name_test_becomes_a_union_unless_a_predicate_counts_positions() -> No
 
     assert plain == "(.//div | .//p)[@class][contains(@class, 'ad')]"
     assert counted == ".//*[self::div or self::p][@class][contains(@class, 'ad')][1]"
+    # A number as a predicate is a position too.
+    numbered = prunes.rewrite(".//*[self::div or self::p][@class][count(.//p)]")
+    assert numbered is not None and numbered.startswith(".//*[self::div or self::p]")
 
 
 def test_a_pattern_is_tested_only_where_its_attribute_is() -> None:

@@ -53,7 +53,11 @@ _LITERAL = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _RE_TEST = re.compile(r"re:test\([^,]+,\s*(?:'([^']*)'|\"([^\"]*)\")\s*(?:,\s*'([^']*)')?\s*\)")
 _ATTRIBUTES = re.compile(r"@[\w:-]+(?:\s*\|\s*@[\w:-]+)*")
 _ONLY_OPERATORS = re.compile(r"[\s()|,=!]*")
-_POSITIONAL = re.compile(r"\[\s*\d|position\(|last\(")
+# A predicate that counts positions, or may be a number (which XPath reads as a position).
+_POSITIONAL = re.compile(
+    r"\[\s*\d|\b(?:position|last|count|string-length|sum|number|floor|ceiling|round)\s*\("
+    r"|\b(?:div|mod)\b|[+*]"
+)
 # Functions that read "" for an absent attribute and so are false with a non-empty literal.
 _FALSE_WHEN_ABSENT = frozenset(["contains", "starts-with", "translate", "re:test"])
 _REGEXP_NS = "http://exslt.org/regular-expressions"
@@ -81,10 +85,15 @@ def _install() -> None:
             if not isinstance(expression, etree.XPath):
                 continue
             faster = rewrite(expression.path)
-            if faster is not None:
-                value[index] = etree.XPath(faster, namespaces={"re": _REGEXP_NS})
-                REWRITTEN.append((name, index, expression.path, faster))
-                _SWAPPED.append((value, index, expression, value[index]))
+            if faster is None:
+                continue
+            try:
+                ours = etree.XPath(faster, namespaces={"re": _REGEXP_NS})
+            except etree.XPathSyntaxError:  # a form rewrite() misread: theirs stays
+                continue
+            value[index] = ours
+            REWRITTEN.append((name, index, expression.path, faster))
+            _SWAPPED.append((value, index, expression, ours))
 
 
 @contextlib.contextmanager
