@@ -276,7 +276,7 @@ def main_html(
     small = tags <= MAX_ELEMENTS
     drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
     found = _extract(tree.html or "", tree) if small and declared != "other" else None
-    if found is not None and declared == "article" and found.words > 0:
+    if found is not None and declared == "article" and not found.empty:
         return found.html, found.text, "article"  # the page says it is one: no region needed
     region = region_of(tree)
     if found is None or not _prefer_article(found, region):
@@ -310,13 +310,22 @@ def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class Article:
-    """What trafilatura took for the page's article. `longest_block` and `whole_page` are
-    read only for a page that does not say it is an article (most of the corpus says so)."""
+    """What trafilatura took for the page's article. `words`, `longest_block` and `whole_page`
+    are read only for a page that does not say it is an article (most of the corpus says so)."""
 
     html: str
     text: str
-    words: int
     tree: etree._Element = dataclasses.field(repr=False, compare=False)  # html > body > blocks
+
+    @functools.cached_property
+    def words(self) -> int:
+        """Words of the article's text (its text nodes apart: `text` joins them as they are)."""
+        return _words(" ".join(self.tree.itertext()))
+
+    @property
+    def empty(self) -> bool:
+        """No word at all (as `words == 0`, without counting them)."""
+        return not self.text or self.text.isspace()
 
     @functools.cached_property
     def longest_block(self) -> int:
@@ -356,7 +365,7 @@ def _under_read(found: Article | None, tree: LexborHTMLParser) -> bool:
     page's text."""
     from trafilatura import core  # loaded already: `found` is its work
 
-    if found is None or found.words == 0 or found.whole_page:
+    if found is None or found.empty or found.whole_page:
         return True
     kept = len(found.text.strip())
     if kept >= core.ESCALATION_MAX_LENGTH:  # 3,000 characters in trafilatura 2.3
@@ -389,10 +398,8 @@ def _trafilatura(
     for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
-    text = "".join(html.itertext())
-    text = lists.restore(html, tree, text)
-    words = _words(" ".join(html.itertext()))
-    return Article(etree.tostring(html, encoding="unicode"), text, words, html)
+    text = lists.restore(html, tree, "".join(html.itertext()))
+    return Article(etree.tostring(html, encoding="unicode"), text, html)
 
 
 def streamed(document: str) -> bool:
@@ -484,10 +491,12 @@ def region_of(tree: LexborHTMLParser) -> LexborNode | None:
     mains, articles = _outermost(tree.css("main, [role=main]")), tree.css("article")
     region = mains[0] if len(mains) == 1 else articles[0] if len(articles) == 1 else tree.body
     body = tree.body
-    # A tiny <main> next to a long body is a layout wrapper, not the content.
-    wrapper = region is not None and body is not None and region != body
-    if wrapper and 5 * len(region.text()) < min(len(body.text()), 2500):  # type: ignore[union-attr]
-        region = body
+    # A tiny <main> next to a long body is a layout wrapper, not the content (the body's text
+    # is read only for a region under 500 characters).
+    if region is not None and body is not None and region != body:
+        shown = 5 * len(region.text())
+        if shown < 2500 and shown < len(body.text()):
+            region = body
     inside_content = _Within(_content_block)  # an article's or main's own header/footer
     chrome = [node for node in tree.css("header, footer") if not inside_content(node.parent)]
     for node in _outermost(chrome):
