@@ -14,8 +14,8 @@ machine (2 shared cores, noisy: compare with trafilatura's default, measured in 
       ...asked for HTML with links / images / formatting     0.958 / 0.948 / 0.963 (as text)
     resiliparse 2.0 main_content                         0.898  0.830      0.979     1.2
     the page's region alone (see below), 94 <article> pages  0.876  0.784  0.993      -
-    this module, as extract() runs it for web.scrape     0.958  0.936      0.980   0.72x trafilatura
-      ...before trafilatura's XPaths were rewritten (prunes.py)                    0.81x
+    this module, as extract() runs it for web.scrape     0.958  0.936      0.980   0.71x trafilatura
+      ...before trafilatura's XPaths were rewritten (prunes.py; same hour)         0.79x
       ...without the default-mode retry (below)          0.951  0.927      0.975   0.68x
       ...trafilatura favor_recall instead (skips its retry)  0.949  0.925  0.975   -11 % CPU
       ...favor_precision                                  0.940  0.930      0.950   -4 %
@@ -210,6 +210,7 @@ _FLAT = frozenset(
         "wbr",
     ]
 )
+_WORD_CHARACTER = re.compile(r"\w")
 
 Path = Literal["article", "region", "page"]
 
@@ -310,8 +311,9 @@ def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
 
 @dataclasses.dataclass(frozen=True)
 class Article:
-    """What trafilatura took for the page's article. `words`, `longest_block` and `whole_page`
-    are read only for a page that does not say it is an article (most of the corpus says so)."""
+    """What trafilatura took for the page's article. `words` and `longest_block` are read only
+    for a page that does not say it is an article (most of the corpus says so) or that fast mode
+    under-read (_extract); `whole_page` for every page (_under_read)."""
 
     html: str
     text: str
@@ -324,8 +326,8 @@ class Article:
 
     @property
     def empty(self) -> bool:
-        """No word at all (as `words == 0`, without counting them)."""
-        return not self.text or self.text.isspace()
+        """Not one word character (a letter, a digit): punctuation alone is no article."""
+        return _WORD_CHARACTER.search(self.text) is None
 
     @functools.cached_property
     def longest_block(self) -> int:

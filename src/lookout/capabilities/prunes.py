@@ -9,29 +9,36 @@ or re:test(@class, ...) or contains(@style, ...)]`. Two things make them slow in
 - `self::div or self::p or ...` evaluates a location path per name on every element: the same
   selection written `.//div | .//p | ...` took 0.11 ms where the predicate took 0.76 (80 pages).
 
-So each expression of trafilatura.xpaths' lists is rewritten, where that provably selects the
-same elements, and put back in its list (trafilatura's modules hold the lists, not the items):
+So each expression of trafilatura.xpaths' lists is rewritten where it has one of three forms
+whose rewrite selects the same elements, and put back in its list (trafilatura's modules hold
+the lists, not the items). Each form is read with a small grammar; anything else in it (another
+function, a number, a path, a namespace prefix other than `re:`) and the expression is left as
+trafilatura ships it:
 
-- an attribute guard: before a predicate that only tests attributes (`@x`, `@x='v'`, `contains`,
-  `starts-with`, `translate`, `re:test` of attributes, joined by `or` / `and`), `[@x or @y ...]`
-  of the attributes it reads. Every such test is false on an element that has none of them (an
-  absent attribute reads as "", and no literal in the predicate is empty and no pattern matches
-  ""), so the guard drops only elements the predicate drops, and later positional predicates
-  count the same elements;
-- each `re:test(@x, ...)` as `((@x) and re:test(@x, ...))` where its pattern cannot match "":
-  real pages give most elements a class, few an id or a style, and trafilatura tests all three;
-- a union: `.//*[self::a or self::b]` as `(.//a | .//b)` where no predicate is positional (a
-  filter on a union keeps document order, as the location path's result is in).
+- an attribute guard: a first predicate made only of `@x`, `@x='v'`, `'v'=@x`, and
+  `contains` / `starts-with` / `re:test` of `@x`, `@x|@y` or `translate(@x, ...)` against a
+  literal, joined by `or` / `and`, gets `[@x or @y ...]` of the attributes it reads before it.
+  Each such test is false on an element with none of them (an absent attribute reads as "", no
+  literal compared is empty and no pattern matches ""), so the guard drops only elements the
+  predicate drops, and later positional predicates count the same elements;
+- each `re:test(@x, 'p')` (or of `@x|@y`) as `((@x) and re:test(@x, 'p'))` where `p` cannot
+  match "": real pages give most elements a class, few an id or a style, and trafilatura tests
+  all three;
+- a union: `.//*[self::a or self::b][P]...` as `(.//a | .//b)[P]...` where each later predicate
+  is a boolean (an `or` / `and` / comparison at its top, a boolean function, an attribute): a
+  number there would count positions among siblings in one and in the whole union in the other.
+  A filter on a union keeps document order, as the location path's result is in.
 
-An expression that does not fit is left as it is. tests/unit/test_prunes.py checks every
-rewritten expression against trafilatura's own on real pages (tests/corpus), that pages read the
-same with and without the rewrite, and that the costly expressions are rewritten.
+Each rewritten expression is compiled and tried on a small page before it replaces trafilatura's.
+tests/unit/test_prunes.py checks every rewritten expression against trafilatura's own on real
+pages (tests/corpus), that pages read the same with and without the rewrite (and that the
+extraction installs it), and that the costly expressions are rewritten.
 
 Measured 2026-12-06 (thread CPU; this machine is noisy, so before and after in the same hour):
 - bench/corpus.py (200 pages, bench/scrape.py's), best of 3: 13.7 -> 10.4 ms a page for the
   whole extraction (the XPaths 3.5 -> ~1 ms);
 - tests/corpus/articles (181 real pages): the XPaths 3.8 -> 2.4 ms a page; bench/extract.py
-  0.81x -> 0.72x trafilatura's CPU, F1 0.958 both;
+  0.79x -> 0.71x trafilatura's CPU, F1 0.958 both (2606bce against ca2847a, one run each);
 - every page of tests/corpus (376 pages, main content and whole page) reads byte for byte the
   same, and bench/kinds.py scores every page the same.
 trafilatura itself, in bench/extract.py and bench/kinds.py, runs with its own (`as_shipped`).
@@ -43,41 +50,55 @@ import contextlib
 import re
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 # `.//*`, optionally a `(` before it, then a predicate of `self::name` tests joined by `or`.
 _ELEMENTS = re.compile(r"(\s*\(?)\.//\*(?:\[\s*(self::[\w-]+(?:\s+or\s+self::[\w-]+)*)\s*\])?")
-_ATTRIBUTE = re.compile(r"@([\w:-]+)")
-_FUNCTION = re.compile(r"([\w:-]+)\s*\(")
-_LITERAL = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-_RE_TEST = re.compile(r"re:test\([^,]+,\s*(?:'([^']*)'|\"([^\"]*)\")\s*(?:,\s*'([^']*)')?\s*\)")
-_ATTRIBUTES = re.compile(r"@[\w:-]+(?:\s*\|\s*@[\w:-]+)*")
-_ONLY_OPERATORS = re.compile(r"[\s()|,=!]*")
-# A predicate that counts positions, or may be a number (which XPath reads as a position).
-_POSITIONAL = re.compile(
-    r"\[\s*\d|\b(?:position|last|count|string-length|sum|number|floor|ceiling|round)\s*\("
-    r"|\b(?:div|mod)\b|[+*]"
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<literal>'[^']*'|"[^"]*")
+    | (?P<number>\d+(?:\.\d*)?|\.\d+)
+    | (?P<attribute>@[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)
+    | (?P<name>[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)
+    | (?P<operator>!=|<=|>=|//|::|\.\.|[()\[\],|=<>+*/.@$-])
+    )""",
+    re.VERBOSE,
 )
-# Functions that read "" for an absent attribute and so are false with a non-empty literal.
-_FALSE_WHEN_ABSENT = frozenset(["contains", "starts-with", "translate", "re:test"])
+_COMPARISONS = frozenset(["=", "!=", "<", ">", "<=", ">="])
+_BOOLEAN_FUNCTIONS = frozenset(["contains", "starts-with", "re:test", "not", "boolean", "true"])
 _REGEXP_NS = "http://exslt.org/regular-expressions"
+_TRIAL = "<html><body><div id='a' class='b' style='c'><p>d</p><ul><li>e</li></ul></div></body>"
 # (list name, index, trafilatura's path, ours) of what install() rewrote.
 REWRITTEN: list[tuple[str, int, str, str]] = []
-_SWAPPED: list[tuple[list[Any], int, Any, Any]] = []  # (list, index, theirs, ours)
+# (list, index, trafilatura's expression, ours)
+_SWAPPED: list[tuple[list[etree.XPath], int, etree.XPath, etree.XPath]] = []
 _INSTALLING = threading.Lock()
+_installed = False
+
+Token = tuple[str, str]  # (kind, text): kind is a group name of _TOKEN
+
+
+class _Unsafe(Exception):
+    """The text is not of a form known to be safe to rewrite."""
 
 
 def install() -> None:
     """Rewrite trafilatura.xpaths' lists in place, once a process (~2 ms)."""
+    global _installed
     with _INSTALLING:
-        if not _SWAPPED:
+        if not _installed:
             _install()
+            _installed = True
 
 
 def _install() -> None:
-    from lxml import etree
+    from lxml import etree, html
     from trafilatura import xpaths
 
+    trial = html.fromstring(_TRIAL)
     for name, value in vars(xpaths).items():
         if not isinstance(value, list):
             continue
@@ -89,7 +110,8 @@ def _install() -> None:
                 continue
             try:
                 ours = etree.XPath(faster, namespaces={"re": _REGEXP_NS})
-            except etree.XPathSyntaxError:  # a form rewrite() misread: theirs stays
+                ours(trial)
+            except etree.XPathError:  # a form rewrite() misread: theirs stays
                 continue
             value[index] = ours
             REWRITTEN.append((name, index, expression.path, faster))
@@ -98,8 +120,9 @@ def _install() -> None:
 
 @contextlib.contextmanager
 def as_shipped() -> Iterator[None]:
-    """trafilatura's own expressions within the block: bench/extract.py and bench/kinds.py time
-    trafilatura as a user runs it, in the process that runs ours."""
+    """trafilatura's own expressions within the block, for every thread of the process: for
+    bench/extract.py and bench/kinds.py, which time trafilatura as a user runs it in the process
+    that runs ours. Not for a process that reads pages meanwhile."""
     for value, index, theirs, _ in _SWAPPED:
         value[index] = theirs
     try:
@@ -112,69 +135,240 @@ def as_shipped() -> Iterator[None]:
 def rewrite(path: str) -> str | None:
     """`path` selecting the same elements faster, or None if it is not of a form known to be
     safe to rewrite (see the module docstring)."""
+    tokens = _tokens(path)
     found = _ELEMENTS.match(path)
-    if found is None or _top_level_union(path):
+    if tokens is None or found is None or _top_level_union(path) or _foreign_prefix(tokens):
         return None
     opening, names = found.group(1), found.group(2)
     rest = path[found.end() :]
     predicate = _first_predicate(rest)
     guard = _guard(predicate) if predicate is not None else None
-    union = names is not None and not _POSITIONAL.search(rest)
+    if guard is not None and predicate is not None and predicate[1:-1].strip() == guard:
+        guard = None  # `[@x]` needs no `[@x]` before it
+    union = names is not None and _only_booleans(rest)
     tested = _test_only_present(rest)
     if guard is None and not union and tested == rest:
         return None
-    rest = tested
-    if union:
+    if union and names is not None:
         tags = [name.strip()[len("self::") :] for name in names.split(" or ") if name.strip()]
         selection = "(" + " | ".join(f".//{tag}" for tag in tags) + ")"
     else:
         selection = ".//*" + (f"[{names}]" if names else "")
-    return opening + selection + (f"[{guard}]" if guard else "") + rest
+    return opening + selection + (f"[{guard}]" if guard else "") + tested
+
+
+def _tokens(text: str) -> list[Token] | None:
+    """`text` as XPath tokens, None if some part of it is not one."""
+    tokens, at, text = [], 0, text.rstrip()
+    while at < len(text):
+        found = _TOKEN.match(text, at)
+        if found is None or found.lastgroup is None:
+            return None
+        tokens.append((found.lastgroup, found.group(found.lastgroup)))
+        at = found.end()
+    return tokens
+
+
+def _foreign_prefix(tokens: list[Token]) -> bool:
+    """Whether a name has a namespace prefix other than `re:` (ours knows only that one)."""
+    return any(
+        kind in ("name", "attribute") and ":" in text and not text.startswith("re:")
+        for kind, text in tokens
+    )
 
 
 def _guard(predicate: str) -> str | None:
     """`@x or @y ...` for a predicate that is false on an element without those attributes,
-    None if the predicate may be true there."""
-    inner = predicate[1:-1]
-    if any(not (single or double) for single, double in _LITERAL.findall(inner)):
-        return None  # contains(@x, '') and @x = '' hold for ""
-    stripped = _LITERAL.sub("'-'", inner)  # a pattern's brackets and parentheses are not XPath
-    if not set(_FUNCTION.findall(stripped)) <= _FALSE_WHEN_ABSENT:
-        return None  # not(), string-length()...: may hold for ""
-    for single, double, flags in _RE_TEST.findall(inner):
-        if re.search(single or double, "", re.IGNORECASE if "i" in flags else 0):
-            return None
-    if inner.count("re:test(") != len(_RE_TEST.findall(inner)):
-        return None  # a re:test of another shape: not checked
-    rest = _FUNCTION.sub("", _ATTRIBUTE.sub("", stripped.replace("'-'", "")))
-    if not _ONLY_OPERATORS.fullmatch(re.sub(r"\b(?:or|and)\b", "", rest)):
-        return None  # reads more than the element's attributes (`.`, a path, a number...)
-    names = sorted(set(_ATTRIBUTE.findall(stripped)))
-    return " or ".join(f"@{name}" for name in names) if names else None
+    None if it is not of the form known to be (see the module docstring)."""
+    tokens = _tokens(predicate[1:-1])
+    if not tokens:
+        return None
+    try:
+        names = _Attributes(tokens).predicate()
+    except _Unsafe:
+        return None
+    return " or ".join(sorted(names))
+
+
+class _Attributes:
+    """Reads a predicate of the guard's grammar; each method returns the attributes it read
+    and raises _Unsafe at anything else."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens, self.at = tokens, 0
+
+    def predicate(self) -> set[str]:
+        names = self.test()
+        while self.peek() in (("name", "or"), ("name", "and")):
+            self.at += 1
+            names |= self.test()
+        if self.at != len(self.tokens):
+            raise _Unsafe
+        return names
+
+    def test(self) -> set[str]:
+        kind, text = self.peek()
+        if kind == "attribute":
+            self.at += 1
+            if self.peek() == ("operator", "="):
+                self.at += 1
+                self.literal()
+            return {text}
+        if kind == "literal":
+            self.literal()
+            self.take("operator", "=")
+            return {self.take("attribute")}
+        if kind != "name" or text not in ("contains", "starts-with", "re:test"):
+            raise _Unsafe
+        self.at += 1
+        self.take("operator", "(")
+        names = self.subject()
+        self.take("operator", ",")
+        pattern, flags = self.literal(), ""
+        if text == "re:test" and self.peek() == ("operator", ","):
+            self.at += 1
+            flags = self.literal(empty=True)
+        self.take("operator", ")")
+        if text == "re:test" and not _never_empty(pattern, flags):
+            raise _Unsafe
+        return names
+
+    def subject(self) -> set[str]:
+        """`@x`, `@x|@y...` or `translate(@x, 'a', 'b')`: "" for an element without them."""
+        if self.peek() == ("name", "translate"):
+            self.at += 1
+            self.take("operator", "(")
+            name = self.take("attribute")
+            for _ in range(2):
+                self.take("operator", ",")
+                self.literal(empty=True)
+            self.take("operator", ")")
+            return {name}
+        names = {self.take("attribute")}
+        while self.peek() == ("operator", "|"):
+            self.at += 1
+            names.add(self.take("attribute"))
+        return names
+
+    def literal(self, *, empty: bool = False) -> str:
+        text = self.take("literal")[1:-1]
+        if not text and not empty:
+            raise _Unsafe  # contains(@x, '') and @x = '' hold for ""
+        return text
+
+    def take(self, kind: str, text: str | None = None) -> str:
+        found = self.peek()
+        if found[0] != kind or (text is not None and found[1] != text):
+            raise _Unsafe
+        self.at += 1
+        return found[1]
+
+    def peek(self) -> Token:
+        return self.tokens[self.at] if self.at < len(self.tokens) else ("end", "")
+
+
+def _never_empty(pattern: str, flags: str) -> bool:
+    """Whether no match of `pattern` (lxml runs it with Python's re) is the empty string's."""
+    try:
+        return re.search(pattern, "", re.IGNORECASE if "i" in flags else 0) is None
+    except re.error:
+        return False
+
+
+def _only_booleans(rest: str) -> bool:
+    """Whether `rest` is predicates only, each a boolean (a number would be a position)."""
+    while rest.strip():
+        predicate = _first_predicate(rest)
+        if predicate is None:
+            return False  # another step follows, or something else
+        tokens = _tokens(predicate[1:-1])
+        if not tokens or not _boolean(tokens):
+            return False
+        rest = rest.lstrip()[len(predicate) :]
+    return True
+
+
+def _boolean(tokens: list[Token]) -> bool:
+    """Whether the expression is a boolean by its form: an `or` / `and` or a comparison at its
+    top level, one call of a boolean function, or one attribute."""
+    depth = 0
+    for index, (kind, text) in enumerate(tokens):
+        if kind == "operator" and text in "([":
+            depth += 1
+        elif kind == "operator" and text in ")]":
+            depth -= 1
+        elif depth == 0 and kind == "operator" and text in _COMPARISONS:
+            return True
+        elif depth == 0 and kind == "name" and text in ("or", "and") and index > 0:
+            before = tokens[index - 1]
+            if before[0] != "operator" or before[1] in (")", "]", "."):
+                return True  # an operator, not an element named `or` (`.//or`)
+    if len(tokens) == 1:
+        return tokens[0][0] == "attribute"
+    first, second, last = tokens[0], tokens[1], tokens[-1]
+    return (
+        first[0] == "name"
+        and first[1] in _BOOLEAN_FUNCTIONS
+        and second == ("operator", "(")
+        and last == ("operator", ")")
+        and _closing_index(tokens, 1) == len(tokens) - 1
+    )
+
+
+def _closing_index(tokens: list[Token], opening: int) -> int | None:
+    depth = 0
+    for index in range(opening, len(tokens)):
+        if tokens[index] == ("operator", "("):
+            depth += 1
+        elif tokens[index] == ("operator", ")"):
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
 
 
 def _test_only_present(path: str) -> str:
-    """`path` with each `re:test(@x, 'pattern')` as `(@x and re:test(@x, 'pattern'))` (and
+    """`path` with each `re:test(@x, 'pattern')` as `((@x) and re:test(@x, 'pattern'))` (and
     `(@x or @y)` for `@x|@y`): the same where the pattern cannot match "", and libxml2 skips
     the call into Python where the attribute is absent (an element has a class, rarely an id
     and a style, and trafilatura tests all three)."""
     parts, start = [], 0
     for call in _calls(path, "re:test("):
-        found = _RE_TEST.fullmatch(path[call.start : call.stop])
-        attributes = path[call.start + len("re:test(") : call.stop].split(",")[0].strip()
-        if found is None or not _ATTRIBUTES.fullmatch(attributes):
+        tokens = _tokens(path[call])
+        names = _tested_attributes(tokens) if tokens else None
+        if names is None:
             continue
-        pattern, flags = found.group(1) or found.group(2), found.group(3) or ""
-        if re.search(pattern, "", re.IGNORECASE if "i" in flags else 0):
-            continue
-        present = " or ".join(name.strip() for name in attributes.split("|"))
-        parts += [path[start : call.start], f"(({present}) and {path[call.start : call.stop]})"]
+        present = " or ".join(names)
+        parts += [path[start : call.start], f"(({present}) and {path[call]})"]
         start = call.stop
     return "".join(parts) + path[start:]
 
 
+def _tested_attributes(tokens: list[Token]) -> list[str] | None:
+    """The attributes of `re:test(@x|@y, 'pattern'[, 'flags'])`, None for another form or a
+    pattern that may match ""."""
+    reader = _Attributes(tokens)
+    try:
+        reader.take("name", "re:test")
+        reader.take("operator", "(")
+        names: list[str] = [reader.take("attribute")]
+        while reader.peek() == ("operator", "|"):
+            reader.at += 1
+            names.append(reader.take("attribute"))
+        reader.take("operator", ",")
+        pattern, flags = reader.literal(), ""
+        if reader.peek() == ("operator", ","):
+            reader.at += 1
+            flags = reader.literal(empty=True)
+        reader.take("operator", ")")
+    except _Unsafe:
+        return None
+    return names if reader.at == len(tokens) and _never_empty(pattern, flags) else None
+
+
 def _calls(path: str, opening: str) -> list[slice]:
-    """Where each call `opening...)` is in `path`, outside quoted strings."""
+    """Where each call `opening...)` is in `path`, outside quoted strings and not the end of a
+    longer name (`pre:test(`)."""
     found, index, quote = [], 0, ""
     while index < len(path):
         char = path[index]
@@ -182,7 +376,7 @@ def _calls(path: str, opening: str) -> list[slice]:
             quote = "" if char == quote else quote
         elif char in "'\"":
             quote = char
-        elif path.startswith(opening, index):
+        elif path.startswith(opening, index) and not re.match(r"[\w:.-]", path[index - 1 : index]):
             end = _closing(path, index + len(opening))
             if end is None:
                 return []
