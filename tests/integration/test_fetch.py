@@ -176,6 +176,22 @@ async def test_an_unrequested_encoding_is_refused(serve: Serve) -> None:
     assert "'br'" in failure.message
 
 
+async def test_a_malformed_content_type_is_read_not_raised(serve: Serve) -> None:
+    # The standard library's header parser (through aiohttp's response.content_type) raised
+    # IndexError on a parameter with no `=`: one hostile server failed a whole web.scrape call.
+    site = webpages.Site()
+    site.add("/odd", "<p>odd</p>", content_type="text/html;C5*")
+    site.add("/junk", "<p>junk</p>", content_type="yO]zX<8;C5*")
+    server = await serve(site)
+
+    odd = await _fetch(str(server.make_url("/odd")))
+    junk = await _failure(str(server.make_url("/junk")))
+
+    assert (odd.content_type, odd.charset, odd.body) == ("text/html", None, b"<p>odd</p>")
+    assert junk.details["reason"] == "content_type"
+    assert "application/octet-stream" in junk.message
+
+
 async def test_binary_content_types_are_refused_unless_asked_for(serve: Serve) -> None:
     site = webpages.Site()
     site.add("/logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, content_type="image/png")

@@ -4,6 +4,7 @@ a code used twice, a spent refresh token, a token of another workspace, a person
 from __future__ import annotations
 
 import json
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -318,3 +319,23 @@ async def test_an_access_token_is_for_the_mcp_endpoint_only(flow: HandFlow) -> N
         assert response.status == 401
     async with flow.http.get(f"{flow.base}/api/me", headers=headers) as response:
         assert response.status == 401
+
+
+async def test_a_malformed_content_type_at_the_token_endpoint_is_a_refusal(flow: HandFlow) -> None:
+    # The standard library's header parser (through aiohttp's request.post()) raised IndexError
+    # on a parameter with no `=`: a 500. Now the form is read (or not) and refused as OAuth says.
+    verifier, challenge = pkce()
+    code = await flow.allow(flow.query(challenge))
+    form = urllib.parse.urlencode(
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+         "code_verifier": verifier, "resource": f"{flow.base}/mcp", "client_id": flow.client_id}
+    )  # fmt: skip
+    answers = []
+    for content_type in ("yO]zX<8;C5*", "application/x-www-form-urlencoded;C5*"):
+        async with flow.http.post(
+            f"{flow.base}/token", data=form, headers={"Content-Type": content_type}
+        ) as response:
+            answers.append((response.status, (await response.json())))
+
+    assert answers[0][0] == 400 and answers[0][1]["error"] == "unsupported_grant_type"  # no form
+    assert answers[1][0] == 200 and answers[1][1]["token_type"].lower() == "bearer"

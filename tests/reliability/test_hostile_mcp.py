@@ -220,6 +220,12 @@ def fuzz(base: str, key: str, watch: LeakWatch) -> Tally:
             phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
         )  # fmt: skip
         @hypothesis.given(attempt=attempts(tool_names))
+        # Found by this test: the standard library's header parser raised IndexError on it.
+        @hypothesis.example(
+            attempt=Attempt(
+                "hostile headers", _dump(_message("ping")), {"Content-Type": "yO]zX<8;C5*"}
+            )
+        )
         def one(attempt: Attempt) -> None:
             sent = {**headers, **attempt.headers}
             try:

@@ -14,7 +14,7 @@ import aiohttp
 from aiohttp import abc
 from yarl import URL
 
-from lookout import errors
+from lookout import errors, mediatypes
 from lookout.capabilities import guard, inflate
 from lookout.settings import Settings
 
@@ -235,7 +235,8 @@ async def _read(response: aiohttp.ClientResponse, url: str, limits: _Limits) -> 
     if response.status >= 400 and limits.raise_for_status:
         message = f"{final} answered HTTP {response.status} {response.reason or ''}".rstrip()
         raise _failed(url, "http_status", message, status=response.status)
-    content_type = response.content_type if "Content-Type" in response.headers else ""
+    declared = response.headers.get("Content-Type")  # a page's own: read without trusting it
+    content_type = mediatypes.media_type(declared)
     wanted_type = response.status < 400 and response.status != 304 and bool(limits.accept)
     if wanted_type and content_type not in limits.accept:
         shown = content_type or "of no declared type"
@@ -250,7 +251,7 @@ async def _read(response: aiohttp.ClientResponse, url: str, limits: _Limits) -> 
         headers=response.headers,
         body=body,
         content_type=content_type,
-        charset=response.charset,
+        charset=mediatypes.charset(declared),
         elapsed_ms=0,
     )
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from lookout import appkeys, errors, middleware
+from lookout import appkeys, errors, mediatypes, middleware
 from lookout.access import auth, oauth_tokens
 from lookout.access.principals import Principal
 from lookout.mcp import server
@@ -112,7 +112,7 @@ def _protocol_version(request: web.Request) -> str:
 
 
 def _check_content_type(request: web.Request) -> None:
-    if request.content_type != "application/json":
+    if mediatypes.media_type(request.headers.get("Content-Type")) != "application/json":
         raise Refused(415, "Send the JSON-RPC message as Content-Type: application/json.")
 
 

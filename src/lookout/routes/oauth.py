@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 from authlib.common import security
 
-from lookout import appkeys, errors
+from lookout import appkeys, errors, mediatypes
 from lookout.access import accounts, keys, oauth_flow, ratelimit
 from lookout.access import oauth_models as models
 from lookout.access.oauth_server import Answer, Context, HttpRequest, metadata
@@ -76,12 +76,15 @@ async def server_metadata(request: web.Request) -> web.Response:
 
 
 async def _form(request: web.Request) -> HttpRequest:
-    form = await request.post() if request.content_type.endswith("urlencoded") else {}
+    # Read here, not with request.post(): aiohttp's parse of a malformed Content-Type raises
+    # (mediatypes.py). A form is ASCII; anything else is replaced, never a 500.
+    urlencoded = mediatypes.media_type(request.headers.get("Content-Type")).endswith("urlencoded")
+    body = (await request.read()).rstrip().decode("utf-8", "replace") if urlencoded else ""
     return HttpRequest(
         method=request.method,
         path_qs=request.path_qs,
         headers=dict(request.headers),
-        form=[(key, value) for key, value in form.items() if isinstance(value, str)],
+        form=urllib.parse.parse_qsl(body, keep_blank_values=True, errors="replace"),
     )
 
 
