@@ -377,7 +377,7 @@ def _calls(path: str, opening: str) -> list[slice]:
         elif char in "'\"":
             quote = char
         elif path.startswith(opening, index) and not re.match(r"[\w:.-]", path[index - 1 : index]):
-            end = _closing(path, index + len(opening))
+            end = _matching(path, index + len(opening) - 1)
             if end is None:
                 return []
             found.append(slice(index, end + 1))
@@ -386,18 +386,21 @@ def _calls(path: str, opening: str) -> list[slice]:
     return found
 
 
-def _closing(path: str, index: int) -> int | None:
-    """The index of the `)` closing a call whose arguments start at `index`."""
-    depth, quote = 1, ""
-    for position in range(index, len(path)):
-        char = path[position]
+def _matching(text: str, start: int) -> int | None:
+    """The index of the bracket closing the `(` or `[` at `text[start]` (quoted strings may
+    hold brackets), None if it is never closed."""
+    opening = text[start]
+    closing = ")" if opening == "(" else "]"
+    depth, quote = 0, ""
+    for position in range(start, len(text)):
+        char = text[position]
         if quote:
             quote = "" if char == quote else quote
         elif char in "'\"":
             quote = char
-        elif char == "(":
+        elif char == opening:
             depth += 1
-        elif char == ")":
+        elif char == closing:
             depth -= 1
             if depth == 0:
                 return position
@@ -405,23 +408,10 @@ def _closing(path: str, index: int) -> int | None:
 
 
 def _first_predicate(rest: str) -> str | None:
-    """The bracketed predicate `rest` starts with (quoted strings may hold brackets)."""
+    """The bracketed predicate `rest` starts with."""
     stripped = rest.lstrip()
-    if not stripped.startswith("["):
-        return None
-    depth, quote = 0, ""
-    for index, char in enumerate(stripped):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-            if depth == 0:
-                return stripped[: index + 1]
-    return None
+    end = _matching(stripped, 0) if stripped.startswith("[") else None
+    return stripped[: end + 1] if end is not None else None
 
 
 def _top_level_union(path: str) -> bool:
