@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestServer
 
 from lookout.capabilities import fetch, readers, registry, scrape
 from tests.integration import webpages
-from tests.integration.webpages import loopback_only  # noqa: F401 - a fixture
+from tests.integration.webpages import fresh_readers, loopback_only  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.usefixtures("loopback_only")
 
@@ -28,13 +28,6 @@ async def site(
     pages.add("/long.html", LONG)
     pages.add("/short.html", SHORT)
     yield await aiohttp_server(pages.app())
-
-
-@pytest.fixture
-def fresh_readers() -> Iterator[None]:
-    readers.close()
-    yield
-    readers.close()
 
 
 async def _scrape(urls: list[str]) -> list[dict[str, Any]]:

@@ -12,10 +12,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from lookout import errors
-from lookout.capabilities import fetch, registry
+from lookout.capabilities import fetch, readers, registry
 from lookout.settings import Settings
 from tests.integration import webpages
-from tests.integration.webpages import loopback_only  # noqa: F401 - a fixture
+from tests.integration.webpages import fresh_readers, loopback_only  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.usefixtures("loopback_only")
 
@@ -33,13 +33,12 @@ class Lab:
     def url(self, path: str, host: str = "site.test") -> str:
         return f"http://{host}:{self.server.port}{path}"
 
-    def page(self, path: str, title: str, *links: str) -> None:
+    def page(self, path: str, title: str, *links: str, prose: str = "") -> None:
         anchors = "".join(
             f'<a href="{link}">Link to {link.rsplit("/", 1)[-1]}</a> ' for link in links
         )
-        self.site.add(
-            path, f"<html><head><title>{title}</title></head><body>{anchors}</body></html>"
-        )
+        body = f"<main>{prose}</main>{anchors}"
+        self.site.add(path, f"<html><head><title>{title}</title></head><body>{body}</body></html>")
 
     async def discover(
         self, raw: dict[str, Any], settings: Settings = SETTINGS
@@ -266,3 +265,44 @@ async def test_a_missing_start_page_still_lists_what_the_sitemap_knows(lab: Lab)
     lab.site.add("/sitemap.xml", _urlset(lab.url("/kept")), content_type="application/xml")
     output, _ = await lab.discover({})
     assert _urls(output) == [lab.url("/kept")]
+
+
+LONG = "<p>The council met on Tuesday and approved the budget for the coming year.</p>" * 40
+
+
+@pytest.mark.usefixtures("fresh_readers")
+async def test_a_large_page_is_read_in_a_reader_process_a_small_one_on_the_loop(lab: Lab) -> None:
+    lab.page("/", "Home", "/small")
+    lab.page("/small", "Small page")
+    await lab.discover({})
+    assert readers.current() is None  # pages under readers.INLINE_BYTES: read on the loop
+    lab.page("/", "Home", "/small", "/large")
+    lab.page("/large", "Large page", "/from-large", prose=LONG)
+    assert len(lab.site.pages["/large"][0]) > readers.INLINE_BYTES
+    output, _ = await lab.discover({})
+    titles = {link["url"]: link["title"] for link in output["links"]}
+    assert titles[lab.url("/large")] == "Large page"
+    assert titles[lab.url("/from-large")] == "Link to from-large"  # the large page's own links
+    (snippet,) = [link["snippet"] for link in output["links"] if link["url"] == lab.url("/large")]
+    assert snippet.startswith("The council met on Tuesday and approved the budget")
+    pool = readers.current()
+    assert pool is not None and pool.cpu_s() > 0  # the reader read it
+
+
+@pytest.mark.usefixtures("fresh_readers")
+async def test_a_page_not_read_in_time_is_left_out_and_the_crawl_goes_on(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readers, "TIMEOUT_S", 0.000_001)
+    lab.page("/", "Home", "/large", "/small")
+    lab.page("/large", "Large page", "/behind-large", prose=LONG)
+    lab.page("/small", "Small page", "/behind-small")
+    output, _ = await lab.discover({})
+    titles = {link["url"]: link["title"] for link in output["links"]}
+    assert titles == {
+        lab.url("/"): "Home",
+        lab.url("/large"): "Link to large",  # fetched, not read: known by the link to it
+        lab.url("/small"): "Small page",
+        lab.url("/behind-small"): "Link to behind-small",
+    }
+    assert "/large" in lab.site.hits

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import abc, web
 
-from lookout.capabilities import registry
+from lookout.capabilities import readers, registry
 from lookout.settings import Settings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -40,6 +40,14 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(aiohttp.connector.aiohappyeyeballs, "start_connection", loopback_connection)
     return attempts
+
+
+@pytest.fixture
+def fresh_readers() -> Iterator[None]:
+    """No reader process before the test (it sees whether its pages start them), none after."""
+    readers.close()
+    yield
+    readers.close()
 
 
 def make_settings(*, allow_private: bool = True, **overrides: Any) -> Settings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -12,7 +13,17 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from lookout import errors
-from lookout.capabilities import content, extract, fetch, inflate, links, registry, search, sitemaps
+from lookout.capabilities import (
+    content,
+    extract,
+    fetch,
+    inflate,
+    links,
+    readers,
+    registry,
+    search,
+    sitemaps,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -223,14 +234,31 @@ class Crawl:
 
     async def _visit(self, url: str) -> list[str]:
         result = await self._get(url, fetch.HTML_TYPES)
-        if result is None:
+        outlined = await self._outline(url, result) if result is not None else None
+        if outlined is None:
             return []
-        try:
-            title, snippet, page_links = await asyncio.to_thread(
-                extract.outline, result.body, url=result.final_url, charset=result.charset
-            )
-        except content.TooComplex as exc:
-            logger.info("discover: not reading %s: %s", url, exc)
-            return []
+        title, snippet, page_links = outlined
         self._add(url, title, snippet, own=True)
         return [link for link, anchor in page_links if self._add(link, anchor or None)]
+
+    async def _outline(
+        self, url: str, result: fetch.FetchResult
+    ) -> tuple[str | None, str, list[tuple[str, str]]] | None:
+        """The page's title, snippet and links, read as web.scrape reads a page: over
+        readers.INLINE_BYTES in a reader process (readers.py), so the event loop keeps serving
+        while a large page is parsed, and a page past the readers' time budget, or one that
+        crashes its reader, costs only itself; None for a page not read."""
+        outlining = functools.partial(
+            extract.outline, result.body, url=result.final_url, charset=result.charset
+        )
+        try:
+            if len(result.body) <= readers.INLINE_BYTES:
+                return outlining()
+            return await readers.of(self.ctx.settings).run(outlining)
+        except content.TooComplex as exc:
+            logger.info("discover: not reading %s: %s", url, exc)
+        except (readers.ReadTimeout, readers.ReadCrashed) as exc:
+            logger.warning("discover: not reading %s: %s", url, exc)
+        except Exception:  # a parser bug on one odd page must not cost the crawl its other pages
+            logger.exception("discover: could not read %s", url)
+        return None

@@ -270,7 +270,7 @@ def _absolute_html(html: str, base: str, max_chars: int) -> str:
 
 def _parse(document: str) -> LexborHTMLParser:
     """lexbor's tree of `document`. selectolax loads with the first page read (in a web or worker
-    process only for pages read in process, under scrape.INLINE_READ_BYTES, and web.discover)."""
+    process only for pages read in process, under readers.INLINE_BYTES)."""
     from selectolax.lexbor import LexborHTMLParser
 
     return LexborHTMLParser(document)

@@ -48,7 +48,9 @@ interpreter; the reader's fork is milliseconds), on a reader thread, never on th
 warm page took 43-95 ms. A process reading at least one page a minute never pays it.
 
 Where: a page is read in the process that runs the call: the web process (inline calls of up
-to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). The pool is made on
+to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). web.scrape reads its
+pages here, web.discover outlines the pages it crawls here (title, snippet, links), and a chat
+ranks a page's passages here (agent.reading). The pool is made on
 a process's first page, so a process that never reads one never starts it. The web app's and
 the worker's shutdown close it (close()); children also exit when their pipe closes, so a parent
 that dies leaves none behind (seen: after a SIGKILL of the parent, the idle readers exit at once,
@@ -87,6 +89,11 @@ TIMEOUT_S = 10.0  # content.py bounds a page to well under a second; this is for
 # are held once by the forkserver and shared by its readers, not by every web and worker process
 # (their import adds ~150 ms of CPU to a forkserver's start, measured here 2026-12-04).
 PRELOAD = ["lookout.capabilities.extract", "trafilatura", "bm25s", "Stemmer"]
+# A body this small is read on the event loop (well under a millisecond): handing it to a reader
+# process and back costs a sizeable part of reading it. Bigger ones go to the readers:
+# trafilatura spends several milliseconds on a 16 KB page, under the GIL, which would stall every
+# other request of the loop and read one page at a time whatever the cores.
+INLINE_BYTES = 2 * 1024
 _JOIN_S = 2.0
 T = TypeVar("T")
 

@@ -19,11 +19,7 @@ logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
-# A body this small is read on the event loop (well under a millisecond): handing it to a reader
-# process and back costs a sizeable part of reading it. Bigger ones go to this process's readers
-# (readers.py): trafilatura spends several milliseconds on a 16 KB page, under the GIL, which
-# would stall every other request of the loop and read one page at a time whatever the cores.
-INLINE_READ_BYTES = 2 * 1024
+INLINE_READ_BYTES = readers.INLINE_BYTES  # a body this small is read on the event loop
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
