@@ -3,8 +3,11 @@ condition and last value, pause / resume and edit from the watch panel."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Route, expect
 
 from tests.e2e.conftest import Bakery, Tab
 from tests.e2e.test_web_chat import accept_dialogs, say, sign_up
@@ -60,4 +63,37 @@ async def test_propose_change_start_pause_resume_and_edit_a_watch(
     await panel.get_by_role("button", name="Save").click()
     await expect(panel).to_contain_text("every 2 hours")
     await desktop.shot("03-edited")
+
+    # When a reload of the chat starts (here: after they save the form again), they ask for a
+    # check now while it is on its way (no worker here: the check stays queued), and the reload
+    # arrives after the click, made before the run was inserted: the last run it knows is done
+    said = panel.locator(".meta[role=status]")
+    await said.evaluate(
+        "el => { window.saidTexts = []; new MutationObserver(() => "
+        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
+        "characterData: true}); }"
+    )
+    made, release, delivered = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def reload_in_flight(route: Route) -> None:
+        response = await route.fetch()
+        made.set()
+        await release.wait()
+        chat = await response.json()
+        chat["data"]["watch"]["last_run_status"] = "succeeded"  # the run before this one
+        await route.fulfill(response=response, json=chat)
+        delivered.set()
+
+    await page.route(re.compile(r"/api/chats/[0-9a-f-]+$"), reload_in_flight, times=1)
+    await panel.get_by_role("button", name="Edit").click()
+    await panel.get_by_role("button", name="Save").click()
+    await asyncio.wait_for(made.wait(), 15)
+    await panel.get_by_role("button", name="Run now").click()
+    await expect(said).to_have_text("Check queued. The result will appear in this chat.")
+    release.set()
+    await asyncio.wait_for(delivered.wait(), 15)
+    # Then the notice stays: the panel reads the run it queued, which is still queued
+    await page.wait_for_timeout(1000)
+    await expect(said).to_have_text("Check queued. The result will appear in this chat.")
+    assert "" not in await page.evaluate("window.saidTexts")
     assert desktop.errors == []

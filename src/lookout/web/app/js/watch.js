@@ -51,19 +51,34 @@ export class WatchPanel {
 
   update(chat) {
     this.chat = chat;
-    // "Check queued" holds only while the check is on its way: once the watch's last run is
-    // finished, the chat shows its result and the notice goes.
-    if (this.queued && !["queued", "running"].includes(this.watch.last_run_status)) {
-      this.queued = false;
-      this.say("");
-    } else if (this.queued && this.rechecks < 30) {
+    if (this.queued) this.follow(this.queued);
+    this.draw();
+    if (this.details.open) this.loadRuns();
+  }
+
+  // "Check queued" holds while the check it started (run `runId`) is on its way, read from that
+  // run itself: a chat update can be computed before the run was inserted (a reload in flight at
+  // the click), when the watch's last run is still the one before, finished. Once the run is
+  // finished and the chat says so too (its result is shown), the notice goes.
+  async follow(runId) {
+    let status = null;  // not known (the run or the watch is gone, no network): the notice goes
+    try {
+      status = (await get(`/api/automations/${this.watch.id}/runs/${runId}`)).status;
+    } catch {
+      // said by the chat's own reload if it matters
+    }
+    if (this.queued !== runId) return;  // a newer "Run now" since, or already cleared
+    const busy = ["queued", "running"];
+    if (status !== null && (busy.includes(status) || busy.includes(this.watch.last_run_status))) {
+      if (this.rechecks >= 30) return;
       // The run is finished just after its answer is stored: look again shortly.
       this.rechecks += 1;
       window.clearTimeout(this.recheck);
       this.recheck = window.setTimeout(() => this.onChanged(), 2000);
+      return;
     }
-    this.draw();
-    if (this.details.open) this.loadRuns();
+    this.queued = null;
+    this.say("");
   }
 
   draw() {
@@ -173,11 +188,12 @@ export class WatchPanel {
   async runNow(button) {
     button.disabled = true;
     try {
-      await post(`/api/automations/${this.watch.id}/run`);
-      this.queued = true;
+      const queued = await post(`/api/automations/${this.watch.id}/run`);
+      this.queued = queued.run_id;
       this.rechecks = 0;
       this.say("Check queued. The result will appear in this chat.");
       announce("Check queued.");
+      this.follow(this.queued);
       if (this.details.open) this.loadRuns();
     } catch (error) {
       this.say(error instanceof ApiError ? error.message : "Could not queue the check.");
