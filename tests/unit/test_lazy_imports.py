@@ -10,13 +10,14 @@ import sys
 
 # httpx2 and httpcore2: what the mcp client speaks through (lookout.mcp.pinned).
 LLM_AND_MCP = ("openai", "langchain_openai", "mcp", "httpx2", "httpcore2")
-# Loaded where first used: an MCP request (mcp, mcp_types), a structured-data read (extruct, which
-# brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a page converted (html_to_markdown)
-# and read (trafilatura: pages over 2 KB are read in reader processes, which preload it; lxml,
-# which it parses with, ~4 MiB RSS, and selectolax, the page's own parser, ~2 MiB, come with it).
+# Loaded where first used: an MCP request (mcp, mcp_types, and pydantic: 3.3 MiB RSS), a
+# structured-data read (extruct, which brings rdflib, mf2py, html5lib), an Atom feed (feedgen), a
+# page converted (html_to_markdown) and read (trafilatura: pages over 2 KB are read in reader
+# processes, which preload it; lxml, which it parses with, ~4 MiB RSS, and selectolax, the page's
+# own parser, ~2 MiB, come with it).
 AT_FIRST_USE = (
-    "mcp", "mcp_types", "extruct", "rdflib", "mf2py", "html5lib", "feedgen", "html_to_markdown",
-    "trafilatura", "lxml", "selectolax",
+    "mcp", "mcp_types", "pydantic", "extruct", "rdflib", "mf2py", "html5lib", "feedgen",
+    "html_to_markdown", "trafilatura", "lxml", "selectolax",
 )  # fmt: skip
 ENV = {
     "DATABASE_URL": "postgresql://lookout@127.0.0.1:1/lookout",

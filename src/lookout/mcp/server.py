@@ -11,8 +11,6 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import pydantic
-
 import lookout
 from lookout import jsonin, textsafe
 from lookout.access.principals import Principal
@@ -21,6 +19,7 @@ from lookout.mcp import calls, scopes, tools
 
 if TYPE_CHECKING:  # mcp loads at the first MCP request, not in every web process (~0.7 s, ~25 MiB)
     import mcp.types as mcp_types
+    import pydantic
     from mcp.types import jsonrpc
 
 # The JSON-RPC 2.0 error codes (the spec's; mcp.types.jsonrpc names the same numbers).
@@ -68,6 +67,7 @@ class Context:
 
 def parse(raw: bytes) -> jsonrpc.JSONRPCMessage:
     """One JSON-RPC message, or RpcError (-32700 not JSON, -32600 not a message, or a batch)."""
+    import pydantic  # with mcp, at the first MCP request
     from mcp.types import jsonrpc
 
     try:
@@ -104,6 +104,7 @@ async def answer(request: jsonrpc.JSONRPCRequest, ctx: Context) -> tuple[int, di
 
 
 async def _dispatch(method: str, params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+    import pydantic
     from mcp.types import methods
 
     handler = _HANDLERS.get(method)
