@@ -49,12 +49,12 @@ warm page took 43-95 ms. A process reading at least one page a minute never pays
 
 Where: a page is read in the process that runs the call: the web process (inline calls of up
 to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). web.scrape reads its
-pages here, web.discover outlines the pages it crawls here (title, snippet, links), and a chat
-ranks a page's passages here (agent.reading). The pool is made on
-a process's first page, so a process that never reads one never starts it. The web app's and
-the worker's shutdown close it (close()); children also exit when their pipe closes, so a parent
-that dies leaves none behind (seen: after a SIGKILL of the parent, the idle readers exit at once,
-a busy one when its page is done, then the forkserver).
+pages here, web.discover outlines the pages it crawls (title, snippet, links), a chat turn ranks
+a page's passages (agent.reading). The pool is made on a process's first page, so a process
+that never reads one never starts it. The web app's and the worker's shutdown close it
+(close()); children also exit when their pipe closes, so a parent that dies leaves none behind
+(seen: after a SIGKILL of the parent, the idle readers exit at once, a busy one when its page is
+done, then the forkserver).
 """
 
 from __future__ import annotations
