@@ -306,3 +306,28 @@ async def test_a_page_not_read_in_time_is_left_out_and_the_crawl_goes_on(
         lab.url("/behind-small"): "Link to behind-small",
     }
     assert "/large" in lab.site.hits
+
+
+async def test_a_start_page_not_read_is_the_error_when_nothing_else_is_found(lab: Lab) -> None:
+    nested = "<div>" * 6000 + "<p>Deep.</p>" + "</div>" * 6000
+    lab.site.add("/", f"<html><body>{nested}</body></html>")
+    with pytest.raises(errors.FetchFailed) as raised:
+        await lab.discover({})
+    assert raised.value.message == (
+        f"{lab.url('/')} was fetched but not read: the page nests elements more than 5000 deep. "
+        "Lookout reads pages within a CPU budget; this one is built to exceed it."
+    )
+
+
+@pytest.mark.usefixtures("fresh_readers")
+async def test_a_start_page_not_read_in_time_leaves_what_the_sitemap_knows(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readers, "TIMEOUT_S", 0.000_001)
+    lab.site.add("/sitemap.xml", _urlset(lab.url("/kept")), content_type="application/xml")
+    lab.page("/", "Home", "/behind-home", prose=LONG)
+    output, _ = await lab.discover({})
+    assert _urls(output) == [lab.url("/kept")]
+    lab.site.add("/sitemap.xml", "", status=404, content_type="text/plain")
+    with pytest.raises(errors.FetchFailed, match="was fetched but not read: not read within"):
+        await lab.discover({})

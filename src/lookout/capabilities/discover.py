@@ -247,7 +247,8 @@ class Crawl:
         """The page's title, snippet and links, read as web.scrape reads a page: over
         readers.INLINE_BYTES in a reader process (readers.py), so the event loop keeps serving
         while a large page is parsed, and a page past the readers' time budget, or one that
-        crashes its reader, costs only itself; None for a page not read."""
+        crashes its reader, costs only itself; None for a page not read (the start page's reason
+        is what the call says if it finds nothing else)."""
         outlining = functools.partial(
             extract.outline, result.body, url=result.final_url, charset=result.charset
         )
@@ -257,8 +258,18 @@ class Crawl:
             return await readers.of(self.ctx.settings).run(outlining)
         except content.TooComplex as exc:
             logger.info("discover: not reading %s: %s", url, exc)
-        except (readers.ReadTimeout, readers.ReadCrashed) as exc:
+            why = f"was fetched but not read: {exc}. Lookout reads pages within a CPU budget; "
+            why += "this one is built to exceed it."
+        except readers.ReadTimeout as exc:
             logger.warning("discover: not reading %s: %s", url, exc)
+            why = f"was fetched but not read: {exc}. Lookout reads pages within a time budget; "
+            why += "this one exceeded it."
+        except readers.ReadCrashed as exc:
+            logger.warning("discover: not reading %s: %s", url, exc)
+            why = "was fetched but could not be read."
         except Exception:  # a parser bug on one odd page must not cost the crawl its other pages
             logger.exception("discover: could not read %s", url)
+            why = "was fetched but could not be read."
+        if url == self.start:  # said if nothing else is found (result())
+            self.start_error = errors.FetchFailed(f"{url} {why}")
         return None
