@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from lookout.capabilities import fetch, readers, registry, scrape
+from lookout.capabilities import fetch, readers, registry
 from tests.integration import webpages
 from tests.integration.webpages import fresh_readers, loopback_only  # noqa: F401 - fixtures
 
@@ -43,7 +43,7 @@ async def _scrape(urls: list[str]) -> list[dict[str, Any]]:
 async def test_a_page_is_read_in_a_reader_process_a_tiny_one_on_the_loop(
     site: TestServer,
 ) -> None:
-    assert len(SHORT) <= scrape.INLINE_READ_BYTES < len(LONG)
+    assert len(SHORT) <= readers.INLINE_BYTES < len(LONG)
     await _scrape([str(site.make_url("/short.html"))])
     assert readers.current() is None  # a process that read no big page started no reader
     long, short = await _scrape([str(site.make_url(p)) for p in ("/long.html", "/short.html")])

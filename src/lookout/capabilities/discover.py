@@ -256,20 +256,11 @@ class Crawl:
             if len(result.body) <= readers.INLINE_BYTES:
                 return outlining()
             return await readers.of(self.ctx.settings).run(outlining)
-        except content.TooComplex as exc:
-            logger.info("discover: not reading %s: %s", url, exc)
-            why = f"was fetched but not read: {exc}. Lookout reads pages within a CPU budget; "
-            why += "this one is built to exceed it."
-        except readers.ReadTimeout as exc:
-            logger.warning("discover: not reading %s: %s", url, exc)
-            why = f"was fetched but not read: {exc}. Lookout reads pages within a time budget; "
-            why += "this one exceeded it."
-        except readers.ReadCrashed as exc:
-            logger.warning("discover: not reading %s: %s", url, exc)
-            why = "was fetched but could not be read."
-        except Exception:  # a parser bug on one odd page must not cost the crawl its other pages
-            logger.exception("discover: could not read %s", url)
-            why = "was fetched but could not be read."
-        if url == self.start:  # said if nothing else is found (result())
-            self.start_error = errors.FetchFailed(f"{url} {why}")
+        except Exception as exc:  # a parser bug on one odd page must not cost the crawl the rest
+            if isinstance(exc, content.TooComplex | readers.ReadTimeout):
+                logger.info("discover: not reading %s: %s", url, exc)
+            else:
+                logger.exception("discover: could not read %s", url)
+            if url == self.start:  # said if nothing else is found (result())
+                self.start_error = extract.not_read(result.final_url, exc)
         return None

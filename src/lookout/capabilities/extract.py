@@ -16,7 +16,8 @@ import unicodedata
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from lookout.capabilities import charsets, content, links, metadata, structured
+from lookout import errors
+from lookout.capabilities import charsets, content, links, metadata, readers, structured
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser
@@ -124,6 +125,21 @@ def _tree(document: str) -> LexborHTMLParser:
 
 def _noscript_words(tree: LexborHTMLParser) -> int:
     return sum(len(node.text(separator=" ").split()) for node in tree.css("noscript"))
+
+
+def not_read(url: str, exc: Exception) -> errors.FetchFailed:
+    """What a call says of a page fetched from `url` whose reading (extract, outline: in a reader
+    process or on the loop) raised `exc`."""
+    if isinstance(exc, content.TooComplex):
+        budget, verdict = "a CPU budget", "is built to exceed it"
+    elif isinstance(exc, readers.ReadTimeout):
+        budget, verdict = "a time budget", "exceeded it"
+    else:
+        return errors.FetchFailed(f"{url} was fetched but could not be read.")
+    return errors.FetchFailed(
+        f"{url} was fetched but not read: {exc}. Lookout reads pages within {budget}; "
+        f"this one {verdict}."
+    )
 
 
 def content_hash(text: str) -> str:

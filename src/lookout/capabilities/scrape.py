@@ -19,7 +19,6 @@ logger = logging.getLogger(__name__)
 
 # Above this many pages a call may outlast a request's patience, so it runs as a job.
 INLINE_PAGES = 5
-INLINE_READ_BYTES = readers.INLINE_BYTES  # a body this small is read on the event loop
 
 
 async def execute(data: dict[str, Any], ctx: registry.VerbContext) -> dict[str, Any]:
@@ -127,25 +126,13 @@ async def _read(
         max_chars=options["max_chars"],
     )
     try:
-        small = len(result.body) <= INLINE_READ_BYTES
+        small = len(result.body) <= readers.INLINE_BYTES
         read = reading() if small else await readers.of(settings).run(reading)
-    except content.TooComplex as exc:
-        too_complex = errors.FetchFailed(
-            f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
-            "CPU budget; this one is built to exceed it."
-        )
-        return _page(url, fetched_at, error=too_complex, status=result.status)
-    except readers.ReadTimeout as exc:
-        slow = errors.FetchFailed(
-            f"{result.final_url} was fetched but not read: {exc}. Lookout reads pages within a "
-            "time budget; this one exceeded it."
-        )
-        return _page(url, fetched_at, error=slow, status=result.status)
-    except Exception:
-        # A parser bug on one odd page must not cost the caller the other pages.
-        logger.exception("could not read %s", result.final_url)
-        unreadable = errors.FetchFailed(f"{result.final_url} was fetched but could not be read.")
-        return _page(url, fetched_at, error=unreadable, status=result.status)
+    except Exception as exc:  # a parser bug on one odd page must not cost the caller the others
+        if not isinstance(exc, content.TooComplex | readers.ReadTimeout):
+            logger.exception("could not read %s", result.final_url)
+        unread = extract.not_read(result.final_url, exc)
+        return _page(url, fetched_at, error=unread, status=result.status)
     return (
         _page(
             url,
