@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from lookout.capabilities import charsets, extract
+from lookout.capabilities import charsets, content, extract, readers
 
 URL = "https://news.example/2024/story.html"
 
@@ -202,3 +202,20 @@ def test_charset_decoding_reaches_the_title() -> None:
     html = "<html><head><meta charset=iso-8859-15><title>Prix en €</title></head></html>"
     page = extract.extract(html.encode("iso-8859-15"), url=URL)
     assert page.title == "Prix en €"
+
+
+def test_a_page_fetched_but_not_read_says_why() -> None:
+    url = "https://shop.example/p"
+    too_deep = extract.not_read(url, content.TooComplex("the page nests elements too deep"))
+    slow = extract.not_read(url, readers.ReadTimeout("not read within 10 s"))
+    broken = extract.not_read(url, ValueError("a parser bug"))
+    assert [error.code for error in (too_deep, slow, broken)] == ["fetch_failed"] * 3
+    assert too_deep.message == (
+        "https://shop.example/p was fetched but not read: the page nests elements too deep. "
+        "Lookout reads pages within a CPU budget; this one is built to exceed it."
+    )
+    assert slow.message == (
+        "https://shop.example/p was fetched but not read: not read within 10 s. Lookout reads "
+        "pages within a time budget; this one exceeded it."
+    )
+    assert broken.message == "https://shop.example/p was fetched but could not be read."
