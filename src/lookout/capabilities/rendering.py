@@ -20,10 +20,14 @@ from lookout.capabilities import browser, fetch, registry
 SHELL_TEXT = 200
 # Pages bigger than this are not shells, whatever their markup: no need to look.
 _SHELL_MAX_BYTES = 256 * 1024
-_ROOT = re.compile(rb"<div[^>]+id\s*=\s*[\"']?(app|root|__next|__nuxt)\b", re.I)
-_NOSCRIPT = re.compile(rb"<noscript[^>]*>[^<]{0,400}javascript", re.I)
-_INVISIBLE = re.compile(rb"<(script|style|noscript|template)\b.*?</\1\s*>", re.I | re.S)
-_TAG = re.compile(rb"<[^>]*>")
+# The page is untrusted and read on the event loop: every pattern runs in linear time. A run
+# that could fail far on (a tag never closed) stops at the next "<", or an unclosed tag, script
+# or style runs to the end of the page, as a browser reads it. (`<[^>]*>` tried every "<" to the
+# end of the page: 256 KB of "<" held the loop for ~36 s; "<script" repeated, ~47 s.)
+_ROOT = re.compile(rb"<div[^<>]+id\s*=\s*[\"']?(app|root|__next|__nuxt)\b", re.I)
+_NOSCRIPT = re.compile(rb"<noscript[^<>]*>[^<]{0,400}javascript", re.I)
+_INVISIBLE = re.compile(rb"<(script|style|noscript|template)\b.*?(?:</\1\s*>|\Z)", re.I | re.S)
+_TAG = re.compile(rb"<[^>]*+(?:>|\Z)")
 # Units of a rendered page (a plain page is 1): a browser costs several plain fetches of CPU.
 RENDERED_UNITS = 3
 
