@@ -103,13 +103,12 @@ trafilatura and is read as its region (linear: 0.5 s for 2 MB and 200,000 elemen
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import re
 from typing import TYPE_CHECKING, Literal
 
-from lookout.capabilities import lists, prunes
+from lookout.capabilities import lists, nesting, prunes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -175,41 +174,6 @@ _CHROME = ", ".join(
         'img[width="0"], img[width="1"], img[height="0"], img[height="1"]',  # tracking pixels
     )
 )
-_TAG = re.compile(r"<(/?[a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
-# Elements that do not nest when a page leaves them open (a parser closes them itself).
-_FLAT = frozenset(
-    [
-        "p",
-        "li",
-        "dt",
-        "dd",
-        "option",
-        "optgroup",
-        "tr",
-        "td",
-        "th",
-        "thead",
-        "tbody",
-        "tfoot",
-        "colgroup",
-        "rb",
-        "rt",
-        "rp",
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
 _WORD_CHARACTER = re.compile(r"\w")
 
 Path = Literal["article", "region", "page"]
@@ -245,24 +209,9 @@ class TooComplex(Exception):
 
 def check_nesting(document: str) -> None:
     """Raise TooComplex if `document` nests more than MAX_DEPTH elements deep, as a parser would
-    nest them (an end tag closes up to its open element; a stray one closes nothing), counted
-    from the tags alone before any parser sees the page."""
-    if document.count("<") <= MAX_DEPTH:
-        return  # too few tags to nest that deep
-    stack: list[str] = []
-    opened: collections.Counter[str] = collections.Counter()
-    for name, self_closing in _TAG.findall(document.lower()):
-        if self_closing or name.lstrip("/") in _FLAT:
-            continue
-        if name[0] != "/":
-            stack.append(name)
-            opened[name] += 1
-            if len(stack) > MAX_DEPTH:
-                raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
-        elif opened[name[1:]]:
-            while (top := stack.pop()) != name[1:]:
-                opened[top] -= 1
-            opened[top] -= 1
+    nest them, counted from its tags before any parser sees the page (nesting.py)."""
+    if nesting.deeper_than(document, MAX_DEPTH):
+        raise TooComplex(f"the page nests elements more than {MAX_DEPTH} deep")
 
 
 def main_html(
