@@ -81,7 +81,7 @@ def extract(
     about, kinds = metadata.read_with_kinds(tree, base)
     unscripted = _noscript_words(tree) if "<noscript" in document else 0
     main, words = _content(tree, document, kinds, only_main_content)
-    if unscripted > len(words.split()):
+    if unscripted and unscripted > len(words.split()):  # none: nothing to count
         # More text for readers without JavaScript than the page shows us: its content is
         # served there (Flarum renders a thread in <noscript>; read without it, a real forum
         # page was "Loading..."). Read with it (its elements in their place), if that reads more.
