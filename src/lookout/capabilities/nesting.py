@@ -26,6 +26,10 @@ only such pages are read here): 9.4-14.1 ms a page with the previous pattern
 (`<(/?name)[^>]*?(/?)>`, every tag a Python step, and quadratic: 80 KB of "<a" took 33 s),
 4.1-6.4 ms with these (alternated in the same runs). Skipping the table's tags in the
 expression, a bare `<td>` first, took it from 9.4 to 4.4 ms on the largest.
+On tests/corpus's 376 real pages the depth read here is at most 2 above lexbor's (the previous
+pattern: up to 279 above, more than 5 above on 17 pages: tags in scripts, comments and
+attributes) and at most 18 below it, as before (a table's implied rows and cells, formatting
+elements a parser opens again: not counted here).
 """
 
 from __future__ import annotations
