@@ -12,12 +12,25 @@ from lookout.agent import fields, passages, reading
 MAX_ROWS = 14
 CELL_CHARS = 90
 MAX_PRICES = 1  # the first price a page states: a product's own (delivery thresholds come later)
-_LABELLED = re.compile(r"^\s*(?:[-*+]\s+)?\*{0,2}([^:|*]{2,40}?)\*{0,2}\s*[:\uff1a]\s*(.{1,200})$")
-_CELLS = re.compile(r"\s*\|\s*")
+# Blanks before the label are taken whole (possessive): giving them back one by one to the label
+# was cubic on "-" and a long blank run.
+_LABELLED = re.compile(
+    r"^\s*+(?:[-*+]\s++)?\*{0,2}([^:|*]{2,40}?)\*{0,2}\s*+[:\uff1a]\s*(.{1,200})$"
+)
 
 
 def _key(label: str) -> str:
     return re.sub(r"[^\w]+", " ", label.lower()).strip()
+
+
+def _cells(row: str) -> list[str]:
+    """`row` split at its pipes, the blanks next to a pipe dropped: what the regex split on
+    "blanks, pipe, blanks" gave, without its rescan of a long blank run from each blank
+    (quadratic)."""
+    parts = row.split("|")
+    if len(parts) == 1:
+        return parts
+    return [parts[0].rstrip(), *(part.strip() for part in parts[1:-1]), parts[-1].lstrip()]
 
 
 def _cell(text: str) -> str:
@@ -31,7 +44,7 @@ def facts(every: list[passages.Passage]) -> dict[str, tuple[str, str]]:
     for passage in every:
         label, value = "", ""
         if passage.kind == "row":
-            cells = [c for c in _CELLS.split(passage.text.strip().strip("|")) if c != ""]
+            cells = [c for c in _cells(passage.text.strip().strip("|")) if c != ""]
             if len(cells) == 2:
                 label, value = cells
         elif (match := _LABELLED.match(passage.text)) is not None:

@@ -13,7 +13,9 @@ from lookout.agent import passages
 
 _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("opening hours", re.compile(
-        r"\b(opening hours|open(ing)? times?|hours|when .*\bopen|is it open|"
+        # "when ... open": the scan from a "when" stops at the next "when", which is tried
+        # on its own; `when .*\bopen` rescanned the rest of the line from every "when"
+        r"\b(opening hours|open(ing)? times?|hours|when (?:(?!\bwhen )[^\n])*?\bopen|is it open|"
         r"open (on|at|until|till)|clos(e|es|ing) (on|at|time))\b"
     )),
     ("price", re.compile(
@@ -37,8 +39,11 @@ _TIME = r"\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|h)?"
 _VALUES: dict[str, re.Pattern[str]] = {
     "price": re.compile(
         r"(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|us\$)\s?)\s?\d[\d,.' ]*\d|(?:[$€£¥₹])\s?\d"
-        r"|\b\d[\d,.' ]*\d?\s?(?:(?:million|billion|thousand|m|bn|k)\s)?"
-        r"(?:€|\$|£|eur\b|usd\b|gbp\b|chf\b|euros?\b|dollars?\b|pounds?\b)",
+        # A number run is taken whole (a currency can only follow its end) and, with no currency
+        # after it, still matched as `bare` so the search moves past it: retrying from each digit
+        # inside the run was quadratic ("1 1 1 ...").
+        r"|\b\d[\d,.' ]*+(?:\s?(?:(?:million|billion|thousand|m|bn|k)\s)?"
+        r"(?:€|\$|£|eur\b|usd\b|gbp\b|chf\b|euros?\b|dollars?\b|pounds?\b)|(?P<bare>))",
         re.I,
     ),
     "opening hours": re.compile(
@@ -56,7 +61,9 @@ _VALUES: dict[str, re.Pattern[str]] = {
     "address": re.compile(
         r"\b\d{1,5}\s+[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4}\s+(?:street|st\.?|avenue|ave\.?|"
         r"road|rd\.?|boulevard|blvd\.?|lane|ln\.?|drive|dr\.?|way|place|pl\.?|square|sq\.?)\b"
-        r"|\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|platz|weg|allee|gasse)\s*\d{1,4}\w?"
+        # A street name starts where its word run does (or after its leading "-"), not after each
+        # inner "-": retrying from each was quadratic ("ab-ab-ab-...")
+        r"|(?:(?<![\w-])|(?<=-)(?<![\w-]-))[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|platz|weg|allee|gasse)\s*\d{1,4}\w?"
         r"|\b\d{4,5}\s+[A-ZÄÖÜ][a-zäöüß]+",
         re.I,
     ),
@@ -119,6 +126,8 @@ def structured(field: str, page: dict[str, Any]) -> str | None:
 def value_in(field: str, text: str) -> str | None:
     """The first value of kind `field` in `text`."""
     for match in _VALUES[field].finditer(text):
+        if match.lastgroup == "bare":  # a number with no currency
+            continue
         found = (match.group(1) if field == "author" else match.group()).strip(" .,;")
         if field == "phone" and sum(c.isdigit() for c in found) < _PHONE_DIGITS:
             continue

@@ -23,9 +23,11 @@ from lookout.agent import wants
 
 MAX_ITEMS = 200
 _CURRENCY = r"(?:€|\$|£|¥|₹|EUR|USD|GBP|JPY|CHF|SEK|INR|CAD|AUD|kr)"
+# An amount before its currency starts where its number run does: trying from each digit of the
+# run was quadratic ("x 1111..."), and ",5 €" is not 5 €.
 _AMOUNT = re.compile(
-    rf"{_CURRENCY}\s?\d[\d.,\s]*\d|{_CURRENCY}\s?\d|\d[\d.,]*(?:\s?(?:{_CURRENCY}|euros?|dollars?"
-    r"|pounds?))(?![A-Za-z])",
+    rf"{_CURRENCY}\s?\d[\d.,\s]*\d|{_CURRENCY}\s?\d|(?<![\d.,])\d[\d.,]*(?:\s?(?:{_CURRENCY}|euros?"
+    r"|dollars?|pounds?))(?![A-Za-z])",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:[,.]\d{3})+(?:[.,]\d+)?|(?<![\w.])\d+(?:[.,]\d+)?")
@@ -120,6 +122,7 @@ def _nearest_amount(text: str, request: str, unit: str | None) -> tuple[float, s
     wanted = _words(re.sub(r"https?://\S+", lambda m: m.group().replace("/", " "), request))
     best: tuple[int, int, float, str | None] | None = None
     for index, line in enumerate(lines):
+        score = None  # once a line: scored per amount, a line of many amounts was quadratic
         for match in _AMOUNT.finditer(line):
             parsed = Price.fromstring(match.group())
             if parsed.amount is None:
@@ -127,8 +130,9 @@ def _nearest_amount(text: str, request: str, unit: str | None) -> tuple[float, s
             currency = _code(parsed.currency)
             if unit and currency and currency != unit:
                 continue
-            above = lines[index - 1] if index else ""
-            score = 2 * len(wanted & _words(line)) + len(wanted & _words(above))
+            if score is None:
+                above = lines[index - 1] if index else ""
+                score = 2 * len(wanted & _words(line)) + len(wanted & _words(above))
             if best is None or score > best[0]:
                 best = (score, index, float(parsed.amount), currency)
     return (best[2], best[3]) if best else None

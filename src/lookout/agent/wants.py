@@ -31,7 +31,12 @@ _CUR_AFTER = (
     r"|krona|kronor|inr|rupees|cad|aud|percent|per\s+cent|pct)"
 )
 _NUM = r"(?:\d{1,3}(?:[,.]\d{3})+|\d+)(?:[.,]\d{1,2})?(?!\d)k?"
-_AMOUNT = rf"(?:(?P<pre>{_CUR})\s?)?(?P<num>{_NUM})(?:\s?(?P<post>{_CUR_AFTER})\b|\s?(?P<sym>€|%))?"
+# A number starts at its first digit, not inside "1,234" or "1111": "<num> or less" tried from
+# each digit of a long run was quadratic.
+_AMOUNT = (
+    rf"(?:(?P<pre>{_CUR})\s?)?(?<!\d)(?<!\d[,.])(?P<num>{_NUM})"
+    rf"(?:\s?(?P<post>{_CUR_AFTER})\b|\s?(?P<sym>€|%))?"
+)
 
 _BELOW = (
     r"(?:(?:drops?|falls?|fell|dips?|goes|go|gets?|sinks?|comes?\s+down|is|are|hits?|reach(?:es)?"
