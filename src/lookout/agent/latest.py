@@ -16,7 +16,9 @@ from lookout.capabilities import registry
 READ = 3  # pages read and summarized
 DISCOVER_LIMIT = 100
 FIRST_LINE_CHARS = 220
-_LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+# A link's URL, with balanced parentheses in it ("/wiki/A_(b)"). A URL free to hold "(" ran, from
+# every "](" of a page of "](" repeated, to the page's end.
+_LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)(?:\s+\"[^\"]*\")?\)")
 _ASKS = re.compile(
     r"\b(what'?s|what is|anything|something)\s+(new|latest|recent)\b|\b(latest|newest|most recent|"
     r"recent)\s+(posts?|articles?|news|updates?|entries|stories|releases?|items?)\b|"

@@ -23,8 +23,11 @@ _LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 # Block markers: quotes, a heading, a bullet (with a task box), or an ordered-list number.
 _BLOCK = re.compile(r"^(?:>\s?)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|(\d{1,9})[.)]\s+)?")
-# A link target: <…> (may hold spaces), or a URL with balanced parentheses in it.
-_TARGET = r"\(\s*(?:<([^>]*)>|((?:[^()\s]|\([^()\s]*\))*))(?:\s+\"[^\"]*\")?\s*\)"
+# A link target: <…> (may hold spaces), or a URL with balanced parentheses in it. No "<" inside
+# <…> (CommonMark's rule): with one, a line of "[](<" repeated was scanned to its end from each.
+# Spaces are taken whole ("*+"), the title's lead space checked behind: "[](" and spaces split
+# them every way between the URL's side and the title's.
+_TARGET = r"\(\s*+(?:<([^<>]*)>|((?:[^()\s]|\([^()\s]*\))*))(?:\s*+(?<=\s)\"[^\"]*\")?\s*+\)"
 _LABEL = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"  # one level of brackets inside: "[a [b] c]"
 _IMAGE = re.compile(r"!" + _LABEL + _TARGET)
 _LINK = re.compile(_LABEL + _TARGET)

@@ -29,10 +29,13 @@ LONG_PARAGRAPH = 400
 RELATIVE = 0.4  # a passage scoring under this share of the best one is off the question
 MAX_PASSAGES = 3_000  # per turn; a page beyond that is ranked on its first passages
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A heading's text is cut of its closing "#"s with str methods: a lazy "(.*?)\s*#*\s*$" retried
+# that tail from every character ("# a" and thousands of "#" or spaces took seconds to minutes).
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _ITEM = re.compile(r"^\s{0,8}(?:[-*+]|\d{1,3}[.)])\s+")
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Possessive runs: "\s*\|?\s*" could split a run of spaces every way before failing.
+_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{2,}+:?\s*+(?:\|\s*+:?-{2,}+:?\s*+)*+\|?\s*+$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _BOLD_HEADING = re.compile(r"^\*\*([^*]{1,80})\*\*:?$")
@@ -89,9 +92,9 @@ def split(markdown: str, *, url: str, title: str = "") -> list[Passage]:
             table.append(line)
             continue
         flush_table()
-        heading = _HEADING.match(line) or _BOLD_HEADING.match(line.strip())
-        if heading:
-            section = heading.groups()[-1].strip()
+        heading = _heading(line)
+        if heading is not None:
+            section = heading
             block += 1
         elif not line.strip():
             block += 1
@@ -109,6 +112,15 @@ def split(markdown: str, *, url: str, title: str = "") -> list[Passage]:
     if fenced and code:
         add("code", "\n".join(code))
     return _windows(out)
+
+
+def _heading(line: str) -> str | None:
+    """The text of a heading line ("## Hours ##" → "Hours", "**Hours:**" → "Hours:"), else None."""
+    found = _HEADING.match(line)
+    if found:  # what "\s*#*\s*$" took off the end: spaces, closing "#"s, spaces
+        return found.group(1).rstrip().rstrip("#").rstrip()
+    bold = _BOLD_HEADING.match(line.strip())
+    return bold.group(1).strip() if bold else None
 
 
 def _windows(found: list[Passage]) -> list[Passage]:
