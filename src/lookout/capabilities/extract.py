@@ -37,6 +37,7 @@ _EMPTY_IMAGE = re.compile(r"!\[\]\(" + _TARGET + _TITLE + r"\)")
 _SOURCELESS_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\(<>" + _TITLE + r"\)")
 _EMPTY_LINK = re.compile(r"\[[ \t]*\]\(" + _TARGET + _TITLE + r"\)")
 _EMPTY_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+[-*+])?[ \t]*")
+_EMPTY_ITEM_LINE = re.compile(f"^{_EMPTY_ITEM.pattern}$", re.MULTILINE)
 # A code fence opens with three or more backticks or tildes (indented in a list item) and is
 # closed by a line of the same character, at least as many.
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
@@ -193,6 +194,8 @@ def _markdown(html: str, base: str) -> str:
 def _tidy(markdown: str) -> str:
     """`markdown` without empty images, empty links and empty list items, a source-less image
     as its alt text; code blocks left as they are."""
+    if "```" not in markdown and "~~~" not in markdown:  # no code block: it is all prose
+        return "\n".join(_tidy_prose(markdown.split("\n")))
     lines: list[str] = []
     prose: list[str] = []
     fence = ""
@@ -222,7 +225,11 @@ def _tidy_prose(lines: list[str]) -> list[str]:
     if "](" in text:
         text = _SOURCELESS_IMAGE.sub(r"\1", _EMPTY_IMAGE.sub("", text))
         text = _EMPTY_LINK.sub("", text)
-    return [line for line in text.split("\n") if not _EMPTY_ITEM.fullmatch(line)] if lines else []
+    if not lines:
+        return []
+    if _EMPTY_ITEM_LINE.search(text) is None:  # most pages have none: no line by line
+        return text.split("\n")
+    return [line for line in text.split("\n") if not _EMPTY_ITEM.fullmatch(line)]
 
 
 def _convert(html: str, base: str, output: str) -> str:
