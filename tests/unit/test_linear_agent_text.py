@@ -52,29 +52,29 @@ def test_hostile_text_is_read_in_linear_time(call: Callable[[str], object], text
     assert time.process_time() - started < 1.0
 
 
-def test_links_and_images_keep_their_text_and_urls() -> None:
-    found = lines.parse(
-        '[our shop](https://ex.com/shop?utm_source=x "The shop") and '
-        '![a cat](https://cdn.ex.com/cat.jpg "Cat")'
-    )
+@pytest.mark.parametrize(
+    ("line", "text", "key"),
+    [
+        (
+            '[our shop](https://ex.com/shop?utm_source=x "The shop") and '
+            '![a cat](https://cdn.ex.com/cat.jpg "Cat")',
+            "our shop and [image: a cat]",
+            "our shop and [image: a cat] ⟨https://ex.com/shop⟩",
+        ),
+        (  # pointy and parenthesised targets are whole URLs
+            '- [x](<https://ex.com/a b> "t") ![](https://cdn.ex.com/img/x.png?w=100) '
+            "[the wiki](https://ex.com/wiki/A_(b)#top) [a [b] c]( <https://ex.com/c> )",
+            "x [image: x.png] the wiki a [b] c",
+            "x [image: x.png] the wiki a [b] c "
+            "⟨https://ex.com/a b https://ex.com/wiki/A_(b) https://ex.com/c⟩",
+        ),
+    ],
+    ids=["titles", "targets"],
+)
+def test_links_and_images_keep_their_text_and_urls(line: str, text: str, key: str) -> None:
+    found = lines.parse(line)
     assert found is not None
-    assert (found.text, found.key) == (
-        "our shop and [image: a cat]",
-        "our shop and [image: a cat] ⟨https://ex.com/shop⟩",
-    )
-
-
-def test_pointy_and_parenthesised_targets_are_whole_urls() -> None:
-    found = lines.parse(
-        '- [x](<https://ex.com/a b> "t") ![](https://cdn.ex.com/img/x.png?w=100) '
-        "[the wiki](https://ex.com/wiki/A_(b)#top) [a [b] c]( <https://ex.com/c> )"
-    )
-    assert found is not None
-    assert (found.text, found.key) == (
-        "x [image: x.png] the wiki a [b] c",
-        "x [image: x.png] the wiki a [b] c "
-        "⟨https://ex.com/a b https://ex.com/wiki/A_(b) https://ex.com/c⟩",
-    )
+    assert (found.text, found.key) == (text, key)
 
 
 def test_latest_lists_same_site_links_in_page_order() -> None:
