@@ -29,8 +29,9 @@ def _depth(page: str) -> int:
 
 
 # Each nests n deep in a browser. The previous check (a tag read to its first ">", comments,
-# scripts and slashes read as tags and closings, SVG as HTML) let all but four through: the
-# nested divs, the stray end tags, the CDATA outside SVG, the upper case.
+# scripts and slashes read as tags and closings, SVG as HTML, an end tag closing all above its
+# element) let all but four through: the nested divs, the stray end tags, the CDATA outside SVG,
+# the upper case.
 DEEP: dict[str, Callable[[int], str]] = {
     "nested divs": lambda n: "<div>" * n,
     "a '>' in a quoted value": lambda n: '<div title="></div>">' * n,
@@ -45,6 +46,8 @@ DEEP: dict[str, Callable[[int], str]] = {
     "an end tag in SVG's CDATA": lambda n: "<svg>" + "<g><![CDATA[></g>]]>" * n,
     "a tag in a CDATA outside SVG": lambda n: "<div><![CDATA[>" + "<div>" * n + "]]>",
     "upper case": lambda n: "<DiV>" * n + "</dIv>" * n,
+    "an end tag a <div> stops": lambda n: "<x><div></x>" * n,
+    "a formatting end tag across a block": lambda n: "<b><div></b>" * n,
 }
 # Each nests shallow in a browser; the previous check refused the first four and the last.
 SHALLOW: dict[str, Callable[[int], str]] = {
@@ -60,6 +63,8 @@ SHALLOW: dict[str, Callable[[int], str]] = {
     "closed divs": lambda n: "<div>x</div>" * n,
     "a script's end tag in upper case": lambda n: "<div><SCRIPT>x</SCRIPT></div>" * n,
     "a CDATA in SVG": lambda n: "<svg>" + "<![CDATA[<g><g>]]>" * n + "</svg>",
+    "misnested and closed": lambda n: "<a><div>x</a></div>" * n + "<i><p>x</i>" * n,
+    "a block inside an inline": lambda n: "<span><div>x</div></span>" * n,
 }
 
 
@@ -92,6 +97,18 @@ def test_a_hostile_page_is_read_in_linear_time(unit: str) -> None:
     # A bound on a blow-up, not a speed figure: the previous pattern tried every "<" to the end
     # of the page (80 KB of "<a": 33 s); this reads 400 KB in milliseconds.
     assert time.process_time() - started < 1.0
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["<x>" + "<div>" * (LIMIT - 100) + "</x>" * 100_000,  # each end tag: stopped by a <div>
+     "<div>" * (LIMIT - 100) + "<b><i><div></b></i></div>" * 20_000],  # taken out from under
+    ids=["end tags stopped", "formatting taken out"],
+)  # fmt: skip
+def test_end_tags_under_a_deep_stack_cost_little(page: str) -> None:
+    started = time.process_time()
+    assert not nesting.deeper_than(page, LIMIT)
+    assert time.process_time() - started < 1.0  # a bound on a blow-up, as above
 
 
 def test_a_tag_left_open_hides_nothing_after_it_but_counts() -> None:

@@ -13,13 +13,15 @@ regular expressions that each consume what they match (linear in the page, whate
   the like, hold HTML);
 - elements a parser closes itself when a page leaves them open (p, li, td, tr, ...) and void
   ones (br, img, ...) do not nest, and are skipped inside the expression, not one by one;
-- an end tag closes up to its open element; a stray one closes nothing. Names compare in ASCII
-  lowercase, as HTML's.
-What it does not model (a parser's tree building: an end tag that a special element such as
-<div> between stops, the adoption agency's reparenting of <b>/<i>, foster parenting out of
-tables, a script's `<!--<script>` escape): a page built on those to nest deep passes this check
-and is stopped by the readers' time budget instead (readers.py: a reader that reads a page past
-it is killed and the page answered with an error).
+- an end tag closes up to its open element, unless an element of HTML's "special" kind (<div>,
+  <table>, ...) is open inside it: then a formatting element (<b>, <a>, ...) alone is taken out
+  (the adoption agency, as far as depth goes) and any other is left open (`<x><div></x>`); a
+  stray one closes nothing. Names compare in ASCII lowercase, as HTML's.
+What it does not model (the rest of a parser's tree building: foster parenting out of tables,
+where `<x><table></x>` repeated reads deeper here than a parser builds it; formatting elements a
+parser opens again; a script's `<!--<script>` escape): a page built on those to nest deep passes
+this check and is stopped by the readers' time budget instead (readers.py: a reader that reads
+a page past it is killed and the page answered with an error).
 
 Measured (2026-12-06, the 5 pages of bench/corpus.py over 5,000 tags, 320-459 KB of tables;
 only such pages are read here): 9.4-14.1 ms a page with the previous pattern
@@ -34,6 +36,7 @@ elements a parser opens again: not counted here).
 
 from __future__ import annotations
 
+import bisect
 import collections
 import functools
 import re
@@ -82,6 +85,18 @@ _HTML_ANNOTATION = re.compile(
     rb"(?:text/html|application/xhtml\+xml)"
 )
 _CDATA_END = re.compile(rb"\]\]>")
+# What an end tag may close: an element in HTML's "special" category stops one of another name
+# (`<x><div></x>` leaves both open), and a formatting element's (`<b><div></b>`) takes the <b>
+# out and leaves the <div> open (the adoption agency, as far as depth goes).
+_SPECIAL = frozenset(
+    b"address applet area article aside base basefont bgsound blockquote body br button caption "
+    b"center col colgroup dd details dir div dl dt embed fieldset figcaption figure footer form "
+    b"frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img input keygen li link "
+    b"listing main marquee menu meta nav noembed noframes noscript object ol p param plaintext pre "
+    b"script search section select source style summary table tbody td template textarea tfoot th "
+    b"thead title tr track ul wbr xmp mi mo mn ms mtext annotation-xml foreignobject desc".split()
+)
+_FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u".split())
 
 
 def deeper_than(document: str, limit: int) -> bool:
@@ -89,8 +104,7 @@ def deeper_than(document: str, limit: int) -> bool:
     if document.count("<") <= limit:
         return False  # too few tags to nest that deep
     page = document.encode("utf-8", "replace").lower()  # bytes: ASCII lowercase, as HTML's
-    stack: list[tuple[bytes, bool]] = []  # each open element, and whether it holds SVG/MathML
-    opened: collections.Counter[bytes] = collections.Counter()
+    elements = _Open()
     foreign, position = False, 0
     while True:
         token = (_FOREIGN_NEXT if foreign else _HTML_NEXT).match(page, position)
@@ -107,29 +121,74 @@ def deeper_than(document: str, limit: int) -> bool:
         if name is None:
             return False
         if closing:
-            if opened[name]:
-                while (top := stack.pop())[0] != name:
-                    opened[top[0]] -= 1
-                opened[name] -= 1
-                foreign = bool(stack) and stack[-1][1]
+            elements.close(name)
+            foreign = elements.foreign()
             continue
         if foreign and _breaks_out(name, attributes):
-            while stack and stack[-1][1]:  # the SVG / MathML elements open end here
-                opened[stack.pop()[0]] -= 1
+            elements.leave_foreign()  # the SVG / MathML elements open end here
             foreign = False
             if name in FLAT:
                 continue
         elif foreign and self_closing:
             continue
         holds_foreign = name in (b"svg", b"math") or (foreign and not _holds_html(name, attributes))
-        stack.append((name, holds_foreign))
-        opened[name] += 1
-        if len(stack) > limit:
+        if elements.push(name, holds_foreign) > limit:
             return True
         if not foreign and name in _RAW_TEXT:  # its text holds no tags: on to its end tag
             end = None if name == b"plaintext" else _raw_end(name).search(page, position)
             position = end.start() if end else len(page)
         foreign = holds_foreign
+
+
+class _Open:
+    """The elements open, as a parser's stack of them; each tag costs O(1) (amortized) or, for
+    an element taken out from under others, a search and a move of at most the stack."""
+
+    def __init__(self) -> None:
+        self._stack: list[tuple[int, bytes, bool]] = []  # (order, name, holds SVG / MathML)
+        self._named: dict[bytes, list[int]] = collections.defaultdict(list)  # orders, by name
+        self._special: list[int] = []  # orders of the special elements open
+        self._made = 0
+
+    def push(self, name: bytes, holds_foreign: bool) -> int:
+        """Open `name`; how many elements are open."""
+        self._made += 1
+        self._stack.append((self._made, name, holds_foreign))
+        self._named[name].append(self._made)
+        if name in _SPECIAL:
+            self._special.append(self._made)
+        return len(self._stack)
+
+    def close(self, name: bytes) -> None:
+        """An end tag: it closes up to its element, unless a special element is open inside
+        it (then a formatting element alone is taken out, another is left open); a stray one
+        closes nothing."""
+        orders = self._named.get(name)
+        if not orders:
+            return
+        order = orders[-1]
+        if self._special and self._special[-1] > order and name not in _SPECIAL:
+            if name in _FORMATTING:
+                del self._stack[bisect.bisect_left(self._stack, (order,))]
+                orders.pop()
+            return
+        while self._pop() != order:
+            pass
+
+    def foreign(self) -> bool:
+        """Whether the innermost element open holds SVG / MathML."""
+        return bool(self._stack) and self._stack[-1][2]
+
+    def leave_foreign(self) -> None:
+        while self.foreign():
+            self._pop()
+
+    def _pop(self) -> int:
+        order, name, _ = self._stack.pop()
+        self._named[name].pop()
+        if self._special and self._special[-1] == order:
+            self._special.pop()
+        return order
 
 
 def _breaks_out(name: bytes, attributes: bytes) -> bool:
