@@ -135,7 +135,9 @@ def test_compares(plain: str, kind: str, value: float, unit: str | None) -> None
         ("row", "| Weight | 2 kg |", {"weight": ("Weight", "2 kg")}),
         ("row", "|  Battery  |   | 10 h |", {"battery": ("Battery", "10 h")}),
         ("row", "| a | b | c |", {}),
-        ("item", "- **Price:** €10", {"price": ("Price", "** €10")}),  # as before
+        ("item", "- **Price:** €10", {"price": ("Price", "€10")}),  # the bold closes after ":"
+        ("item", "- **Price**: €10", {"price": ("Price", "€10")}),
+        ("text", "Note: **now** only", {"note": ("Note", "**now** only")}),
         ("item", "* Color: red", {"color": ("Color", "red")}),
         ("text", "Weight\uff1a2 kg", {"weight": ("Weight", "2 kg")}),
         ("text", "**Size**: M", {"size": ("Size", "M")}),

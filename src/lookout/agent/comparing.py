@@ -49,6 +49,8 @@ def facts(every: list[passages.Passage]) -> dict[str, tuple[str, str]]:
                 label, value = cells
         elif (match := _LABELLED.match(passage.text)) is not None:
             label, value = match.groups()
+            if passage.text[: match.start(1)].endswith("**"):  # "**Price:** €10": the bold
+                value = value.removeprefix("**")  # closes after the colon, not in the value
         key = _key(label.strip("* "))
         if key and value.strip() and key not in found:
             found[key] = (label.strip("* "), value.strip())
