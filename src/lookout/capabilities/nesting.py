@@ -51,7 +51,7 @@ _ATTRIBUTES = (
 _END = rb"(?:>|\Z)"
 # Elements that do not nest: a parser closes them when a page leaves them open, or they are
 # void. Outside SVG and MathML only.
-FLAT = frozenset(
+_FLAT = frozenset(
     b"p li dt dd option optgroup tr td th thead tbody tfoot colgroup rb rt rp area base br col "
     b"embed hr img input link meta source track wbr".split()
 )
@@ -63,7 +63,7 @@ _SKIPPED = (
 )
 _NAME_ENDS = rb"(?=[\t\n\f\r />]|\Z)"
 # First, and with a fast path for a bare `<td>`: on a page of tables most tags are these.
-_FLAT_NAME = rb"</?(?:" + b"|".join(sorted(FLAT)) + rb")"
+_FLAT_NAME = rb"</?(?:" + b"|".join(sorted(_FLAT)) + rb")"
 _FLAT_TAG = _FLAT_NAME + rb"(?:>|" + _NAME_ENDS + _ATTRIBUTES + b"/?" + _END + b")"
 _TAG = rb"<(/?)([a-z][^\t\n\f\r />]*+)(" + _ATTRIBUTES + rb")(/?)" + _END
 _TOKEN = rb"(?:" + _TAG + rb"|(<!\[cdata\[)|\Z)"
@@ -127,7 +127,7 @@ def deeper_than(document: str, limit: int) -> bool:
         if foreign and _breaks_out(name, attributes):
             elements.leave_foreign()  # the SVG / MathML elements open end here
             foreign = False
-            if name in FLAT:
+            if name in _FLAT:
                 continue
         elif foreign and self_closing:
             continue
