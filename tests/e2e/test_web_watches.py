@@ -4,12 +4,13 @@ browser's time zone used for a new watch's cadence."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab
 from tests.e2e.test_web_chat import accept_dialogs, say
@@ -158,6 +159,44 @@ async def test_two_watches_their_last_check_and_change_and_the_diff_of_a_past_ch
     await page.get_by_label("Select all").check()
     await page.locator(".bulk-bar").get_by_role("button", name="Pause").click()
     await expect(table.locator(".badge", has_text="Paused")).to_have_count(2)
+    assert desktop_ny.errors == []
+
+
+async def test_a_check_done_before_the_list_reloads_is_still_said_done(
+    lookout_url: str, worker: Path, bakery: Bakery, desktop_ny: Tab
+) -> None:
+    page = desktop_ny.page
+    accept_dialogs(page)
+
+    # Given a watch on the watches page, never checked
+    await sign_up_and_ask(page, lookout_url, f"watch {bakery.url} every day")
+    await page.get_by_role("link", name="Watches").click()
+    row = page.locator("tr.watch-row")
+    await expect(row.locator(".last-checked")).to_have_text("Not yet")
+
+    # When Run now's check is done before the list's reload after it answers (that reload is
+    # held until the list it brings already has the check: a fast worker, a slow network)
+    held: list[str] = []
+
+    async def hold(route: Route) -> None:
+        if route.request.method != "GET" or held:
+            await route.continue_()
+            return
+        for _ in range(120):
+            response = await route.fetch()
+            [watch] = (await response.json())["data"]["watches"]
+            if watch["last_checked_at"] is not None:
+                held.append(watch["last_checked_at"])
+                await route.fulfill(response=response)
+                return
+            await asyncio.sleep(0.5)
+        await route.abort()
+
+    await page.route("**/api/watches", hold)
+    # Then the page still says the check is done (it read "Check queued" for good before)
+    await run_now(page, row)
+    assert held, "the reload after Run now was not held"
+    await expect(row.locator(".last-checked")).not_to_have_text("Not yet")
     assert desktop_ny.errors == []
 
 

@@ -258,6 +258,7 @@ async def test_bulk_pause_resume_run_and_stop(
                                     json={"action": "pause", "ids": ids})  # fmt: skip
     assert status == 200 and all(r["ok"] for r in body["data"]["results"])
     assert board_schema.BulkOutcomes().validate(body["data"]) == {}
+    assert [r["run_id"] for r in body["data"]["results"]] == [None, None]
     assert {r["status"] for r in (await rows()).values()} == {"paused"}
     assert all(r["next_run_at"] is None for r in (await rows()).values())
     _, body = await stack.call("POST", "/api/watches/bulk", tenant,
@@ -268,11 +269,16 @@ async def test_bulk_pause_resume_run_and_stop(
     _, body = await stack.call("POST", "/api/watches/bulk", tenant,
                                json={"action": "run", "ids": [one["id"]]})  # fmt: skip
     assert body["data"]["results"][0]["ok"] is True
-    queued = await stack.services.db.fetchval(
-        "SELECT count(*) FROM automation_runs WHERE automation_id = $1 AND manual",
-        uuid.UUID(one["id"]),
+    assert board_schema.BulkOutcomes().validate(body["data"]) == {}
+    queued = await stack.services.db.fetch(
+        "SELECT id FROM automation_runs WHERE automation_id = $1 AND manual", uuid.UUID(one["id"])
     )
-    assert queued == 1
+    # the run it queued, to follow (GET /api/automations/{id}/runs/{run_id})
+    assert [str(r["id"]) for r in queued] == [body["data"]["results"][0]["run_id"]]
+    status, run = await stack.call(
+        "GET", f"/api/automations/{one['id']}/runs/{queued[0]['id']}", tenant
+    )
+    assert status == 200 and run["data"]["status"] in ("queued", "running", "succeeded")
     await stack.call("POST", "/api/watches/bulk", tenant, json={"action": "stop", "ids": ids})
     assert await rows() == {}
 

@@ -94,6 +94,11 @@ class BulkOutcome(_Out):
     id = fields.UUID(required=True)
     ok = fields.Boolean(required=True)
     error = fields.Dict(required=True, allow_none=True)
+    run_id = fields.UUID(
+        required=True, allow_none=True,
+        metadata={"description": "The check a run queued (null otherwise): "
+                  "GET /api/automations/{id}/runs/{run_id} says when it is done"},
+    )  # fmt: skip
 
 
 class BulkOutcomes(_Out):

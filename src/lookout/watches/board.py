@@ -81,35 +81,41 @@ async def apply(
     db: asyncpg.Pool, settings: Settings, principal: Principal, action: str,
     ids: list[uuid.UUID],
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Run, pause, resume or stop each watch; one outcome per id ({id, ok, error}). Every id
-    must name a watch of the workspace (not_found otherwise, before anything is done)."""
+    """Run, pause, resume or stop each watch; one outcome per id ({id, ok, error, run_id}: the
+    check a run queued, null otherwise). Every id must name a watch of the workspace (not_found
+    otherwise, before anything is done)."""
     principal.require("editor")
     wanted = list(dict.fromkeys(ids))
     await _all_found(db, principal, wanted)
     out = []
     for automation_id in wanted:
         try:
-            await _one(db, settings, principal, action, automation_id)
+            run_id = await _one(db, settings, principal, action, automation_id)
         except errors.LookoutError as exc:
-            out.append({"id": str(automation_id), "ok": False, "error": exc.to_dict()})
+            out.append(
+                {"id": str(automation_id), "ok": False, "error": exc.to_dict(), "run_id": None}
+            )
         else:
-            out.append({"id": str(automation_id), "ok": True, "error": None})
+            queued = str(run_id) if run_id else None
+            out.append({"id": str(automation_id), "ok": True, "error": None, "run_id": queued})
     return out
 
 
 async def _one(
     db: asyncpg.Pool, settings: Settings, principal: Principal, action: str,
     automation_id: uuid.UUID,
-) -> None:  # fmt: skip
+) -> uuid.UUID | None:  # fmt: skip
+    """Do `action` to one watch; the run it queued (run), None otherwise."""
     if action == "run":
         automation = await service.get(db, principal, automation_id)
         if not automation.enabled:
             raise errors.Conflict("This watch is paused: resume it to run it.")
-        await service.run_now(db, principal, automation_id)
-    elif action == "stop":
+        return await service.run_now(db, principal, automation_id)
+    if action == "stop":
         await service.stop(db, principal, automation_id)
     else:
         await controls.set_enabled(db, settings, principal, automation_id, action == "resume")
+    return None
 
 
 async def _all_found(db: asyncpg.Pool, principal: Principal, ids: list[uuid.UUID]) -> None:

@@ -204,18 +204,22 @@ export class WatchesView {
       this.action("Resume", "resume", ids), this.action("Stop", "stop", ids));
   }
 
-  /** After Run now: reload until each queued watch has a newer check, then say it is done. */
-  async followRuns(ids) {
-    const before = new Map(this.watches.map((w) => [w.id, w.last_checked_at]));
+  /** After Run now: look at each queued check (its run, by id, as the post answered) until
+   * none is queued or running, then reload the list and say they are done. (Read from the list,
+   * a check done before the reload after the post was already in it and never seen as new.) */
+  async followRuns(runs) {
+    let pending = runs;
     for (let i = 0; i < 40 && !this.closed; i += 1) {
       await new Promise((resolve) => { window.setTimeout(resolve, 1500); });
-      await this.load();
-      const pending = ids.filter((id) => {
-        const now = this.watches.find((w) => w.id === id);
-        return now && now.last_checked_at === before.get(id) && now.status !== "failing";
-      });
+      // An answered error: the watch or its run is gone (stopped meanwhile), not waited for; no
+      // answer (the network, status 0): asked again at the next look.
+      const states = await Promise.all(pending.map(({ id, run_id: runId }) =>
+        get(`/api/automations/${id}/runs/${runId}`).then((run) => run.status,
+          (error) => (error instanceof ApiError && error.status ? "gone" : "queued"))));
+      pending = pending.filter((_, k) => ["queued", "running"].includes(states[k]));
       if (!pending.length) {
-        this.message.textContent = ids.length > 1 ? "The checks are done." : "The check is done.";
+        await this.load();
+        this.message.textContent = runs.length > 1 ? "The checks are done." : "The check is done.";
         announce(this.message.textContent);
         return;
       }
@@ -240,7 +244,8 @@ export class WatchesView {
       announce(said);
       if (action === "stop") ids.forEach((id) => this.selected.delete(id));
       await this.load();
-      if (action === "run" && done) this.followRuns(ids);
+      const queued = data.results.filter((r) => r.ok && r.run_id);
+      if (action === "run" && queued.length) this.followRuns(queued);
     } catch (error) {
       this.message.textContent = error instanceof ApiError ? error.message : "That did not work; try again.";
       button.disabled = false;
