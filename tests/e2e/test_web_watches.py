@@ -197,6 +197,33 @@ async def test_a_check_done_before_the_list_reloads_is_still_said_done(
     await run_now(page, row)
     assert held, "the reload after Run now was not held"
     await expect(row.locator(".last-checked")).not_to_have_text("Not yet")
+
+    # And when it is paused while a check it ran is on its way, "Paused" stands once that check
+    # is done (the check's own "done" is not said over a newer action)
+    said = page.get_by_test_id("watches-said")
+    await said.evaluate(
+        "el => { window.saidTexts = []; new MutationObserver(() => "
+        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
+        "characterData: true}); }"
+    )
+    await row.get_by_role("button", name="Run now").click()
+    await expect(said).to_have_text("Check queued: 1 of 1.")
+    await row.get_by_role("button", name="Pause").click()
+    await expect(said).to_have_text("Paused: 1 of 1.")
+    [watch] = await watches_of(page)
+    runs = f"/api/automations/{watch['id']}/runs"
+    for _ in range(120):  # the run ends (run, or skipped: the watch was paused first)
+        statuses = await page.evaluate(
+            f"fetch('{runs}').then(r => r.json()).then(b => b.data.runs.map(r => r.status))"
+        )
+        if len(statuses) == 2 and not {"queued", "running"} & set(statuses):
+            break
+        await asyncio.sleep(0.5)
+    else:
+        raise AssertionError(f"the second check did not end: {statuses}")
+    await asyncio.sleep(4)  # the page looks every 1.5 s, then reloads the list
+    assert await page.evaluate("window.saidTexts") == ["Check queued: 1 of 1.", "Paused: 1 of 1."]
+    await expect(said).to_have_text("Paused: 1 of 1.")
     assert desktop_ny.errors == []
 
 

@@ -55,6 +55,7 @@ export class WatchesView {
     this.tag = "";
     this.selected = new Set();
     this.message = h("p", { class: "meta", role: "status", "data-testid": "watches-said" });
+    this.said = 0;  // actions so far: what an older one has to say never replaces a newer one's
     this.body = h("div", { class: "watches-body" });
   }
 
@@ -206,8 +207,9 @@ export class WatchesView {
 
   /** After Run now: look at each queued check (its run, by id, as the post answered) until
    * none is queued or running, then reload the list and say they are done. (Read from the list,
-   * a check done before the reload after the post was already in it and never seen as new.) */
-  async followRuns(runs) {
+   * a check done before the reload after the post was already in it and never seen as new.)
+   * `said`: the action that queued them; once another was taken, it says nothing. */
+  async followRuns(runs, said) {
     let pending = runs;
     for (let i = 0; i < 40 && !this.closed; i += 1) {
       await new Promise((resolve) => { window.setTimeout(resolve, 1500); });
@@ -219,6 +221,7 @@ export class WatchesView {
       pending = pending.filter((_, k) => ["queued", "running"].includes(states[k]));
       if (!pending.length) {
         await this.load();
+        if (said !== this.said) return;
         this.message.textContent = runs.length > 1 ? "The checks are done." : "The check is done.";
         announce(this.message.textContent);
         return;
@@ -233,19 +236,23 @@ export class WatchesView {
   async apply(action, ids, button) {
     if (action === "stop" && !window.confirm(ids.length > 1 ? `Stop ${ids.length} watches?` : "Stop this watch?")) return;
     button.disabled = true;
+    this.said += 1;
+    const said = this.said;
     try {
       const data = await post("/api/watches/bulk", { action, ids });
       const failed = data.results.filter((r) => !r.ok);
       const done = data.results.length - failed.length;
       const words = { run: "Check queued", pause: "Paused", resume: "Resumed", stop: "Stopped" }[action];
-      const said = `${words}: ${done} of ${data.results.length}.` +
+      const told = `${words}: ${done} of ${data.results.length}.` +
         (failed.length ? ` ${failed.map((r) => r.error.message).join(" ")}` : "");
-      this.message.textContent = said;
-      announce(said);
+      if (said === this.said) {  // else another action since: its own words stand
+        this.message.textContent = told;
+        announce(told);
+      }
       if (action === "stop") ids.forEach((id) => this.selected.delete(id));
       await this.load();
       const queued = data.results.filter((r) => r.ok && r.run_id);
-      if (action === "run" && queued.length) this.followRuns(queued);
+      if (action === "run" && queued.length) this.followRuns(queued, said);
     } catch (error) {
       this.message.textContent = error instanceof ApiError ? error.message : "That did not work; try again.";
       button.disabled = false;
