@@ -44,14 +44,15 @@ async def test_a_stuck_run_an_overdue_watch_and_a_waiting_queue_exit_non_zero(
 ) -> None:
     # Given a run whose worker died an hour ago, a watch due for an hour, and a message waiting
     tenant = await tenant_factory()
-    stuck = await make_watch(db, settings, tenant, page["url"])
+    # (yearly: an hourly watch crossing hh:00 within the test would be due too)
+    stuck = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
     run_id = await manual_run(db, stuck)
     await db.execute(
         "UPDATE automation_runs SET status = 'running', started_at = now() - interval '2 hours',"
         " lease_until = now() - interval '1 hour' WHERE id = $1",
         run_id,
     )
-    late = await make_watch(db, settings, tenant, page["url"])
+    late = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
     await make_due(db, late.id, ago="1 hour")
     broker.setup(settings)
     await asyncio.to_thread(maintenance.probe.send, "00000000-0000-0000-0000-000000000000")
