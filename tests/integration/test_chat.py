@@ -123,7 +123,10 @@ async def test_a_second_concurrent_turn_is_busy_and_nothing_is_lost(
     chat_id = await new_chat(client, tenant)
     site.delay = 1.0
     first = asyncio.create_task(say(client, tenant, chat_id, f"summarize {site.url('/slow/1')}"))
-    await asyncio.sleep(0.3)
+    for _ in range(200):  # the first turn holds the chat: it is reading the page (1 s)
+        if site.hits:
+            break
+        await asyncio.sleep(0.05)
 
     second = await client.post(
         f"/api/chats/{chat_id}/messages",

