@@ -69,8 +69,9 @@ async def test_ask_watch_see_the_change_live_stop_and_manage_keys(
     await expect(page.locator(".workspace-name")).to_contain_text("workspace")
     await desktop.shot("01-signed-up")
 
-    # When they ask about a (slow) local page in a new chat
-    bakery.delay = 1.5
+    # When they ask about a (slow) local page in a new chat (slow enough for a loaded machine's
+    # browser to see the call working)
+    bakery.delay = 4.0
     await page.get_by_role("link", name="+ New chat").click()
     await say(page, f"what is on {bakery.url} right now?")
 

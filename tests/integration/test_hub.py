@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import redis.asyncio as aioredis
@@ -27,6 +27,14 @@ async def clients(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, hub.Hub
 async def blocked_reads(redis: aioredis.Redis) -> int:
     listed = await redis.client_list()
     return sum(client["cmd"] == "xread" for client in listed)
+
+
+async def until(check: Callable[[], Awaitable[bool]], seconds: float = 5.0) -> None:
+    """Wait for `check()` to hold, at most `seconds`: the hub's reader takes a few round trips to
+    settle, longer on a loaded machine. The caller asserts what it waited for."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not await check() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
 
 
 async def next_event(source: AsyncIterator[hub.Event | None], within: float) -> hub.Event:
@@ -65,10 +73,14 @@ async def test_listeners_coming_and_going_leave_one_read_and_a_free_pool(
     async with asyncio.TaskGroup() as listeners:
         for _ in range(10):
             listeners.create_task(listener())
-    await asyncio.sleep(0.1)
 
     # Then no reader was left behind: at most the one XREAD, and the shared pool is all free
     # (before the hub woke its reader with CLIENT UNBLOCK, 95 stale readers held the pool)
+    async def idle() -> bool:
+        in_use = redis.connection_pool._in_use_connections  # type: ignore[attr-defined]
+        return await blocked_reads(redis) <= 1 and not in_use
+
+    await until(idle)
     assert await blocked_reads(redis) <= 1
     assert redis.connection_pool._in_use_connections == set()  # type: ignore[attr-defined]
 
@@ -113,7 +125,11 @@ async def test_a_chat_that_joins_while_the_reader_blocks_is_read_before_the_idle
     redis, events_hub = clients
     quiet, joining = uuid.uuid4(), uuid.uuid4()
     async with events_hub.subscribe(quiet, "0-0"):
-        await asyncio.sleep(0.2)
+
+        async def blocking() -> bool:
+            return await blocked_reads(redis) >= 1
+
+        await until(blocking)
         assert await blocked_reads(redis) == 1
 
         # When a second chat joins and a part is published on it
