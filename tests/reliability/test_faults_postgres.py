@@ -170,7 +170,9 @@ async def judge(
 ) -> dict[str, Any]:
     down, starting, back = window
     answers = recorder.answers
-    during = [a for a in answers if down <= a.sent < starting]
+    # Sent while Postgres was down and over a second before it was started again: one sent just
+    # before may reach it up (its statement waits for the loaded machine's event loop)
+    during = [a for a in answers if down <= a.sent < starting - 1.0]
     recovered = [a for a in answers if a.sent >= back + RECOVERY_S]
     lost, duplicated = await books(db, recorder, workspace_id)
     return {
