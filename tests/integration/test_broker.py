@@ -98,9 +98,10 @@ def test_an_idle_worker_starts_a_due_turn_within_100_ms(settings: Settings) -> N
             waits.append(_started_after_ms(client, str(uuid.uuid4())))
     client.close()
 
-    # Then the worker fetched it within 100 ms, every time but at most two (a loaded machine;
-    # polling once a second would make it within 100 ms one time in ten)
-    assert sorted(waits)[-3] < 100, waits
+    # Then the worker fetched it within 100 ms as a rule (the median), and within 250 ms every
+    # time but at most two (room for cross-process scheduling on a loaded machine). Polling once
+    # a second would make the median ~500 ms
+    assert sorted(waits)[3] < 100 and sorted(waits)[-3] < 250, waits
 
 
 def test_housekeeping_heartbeats_and_finds_a_message_nobody_announced(

@@ -197,7 +197,7 @@ async def test_resume_replays_exactly_the_missed_events(
 ) -> None:
     tenant = await tenant_factory()
     chat_id = await new_chat(client, tenant)
-    site.delay = 1.0
+    site.delay = 5.0  # the resume must arrive while the turn reads the page (a loaded machine)
     partial = await say(client, tenant, chat_id, f"summarize {site.url('/slow/r')}", stop_after=2)
     last_seen = partial.events[-1][0]
 
@@ -310,7 +310,9 @@ async def test_events_tail_receives_every_turn(
             base(client),
             "GET",
             f"/api/chats/{chat_id}/events",
-            headers=tenant.headers,
+            # from the chat's start: a tail that subscribes after the turn began (a loaded
+            # machine) would miss its first parts
+            headers={**tenant.headers, "Last-Event-ID": "0-0"},
             stop_after=4,
         )
     )

@@ -89,7 +89,7 @@ async def test_a_replay_while_the_first_still_runs_is_a_clear_conflict(
 ) -> None:
     # Given a slow call with an Idempotency-Key, still running
     tenant = await tenant_factory(credits=10)
-    site.delay = 1.0
+    site.delay = 5.0  # the replay must come while the first call reads the page (a loaded machine)
     headers = with_key(tenant, "slow-1")
     body = {"url": site.url("/slow/a")}
     first = asyncio.create_task(post(client, headers, body))

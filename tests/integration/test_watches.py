@@ -211,8 +211,10 @@ async def test_dispatcher_claims_only_due_enabled_watches_once(
     db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, page: dict[str, Any]
 ) -> None:
     tenant = await tenant_factory()
-    due = await make_watch(db, settings, tenant, page["url"])
-    later = await make_watch(db, settings, tenant, page["url"])
+    # Yearly: an hourly fire passing mid-test (a loaded machine) would make `later` or `due` due
+    yearly = "0 0 1 1 *"
+    due = await make_watch(db, settings, tenant, page["url"], cron=yearly)
+    later = await make_watch(db, settings, tenant, page["url"], cron=yearly)
     disabled = await make_watch(db, settings, tenant, page["url"])
     await make_due(db, due.id)
     await make_due(db, disabled.id)
@@ -234,11 +236,13 @@ async def test_missed_fires_coalesce_into_one_run(
     watch = await make_watch(db, settings, tenant, page["url"], cron="*/5 * * * *")
     await make_due(db, watch.id, ago="3 hours")  # 36 fires missed while down
 
+    # (the first fire after the dispatch's `now`, read between these two: a fire may pass)
+    before = dt.datetime.now(dt.UTC)
     assert len(await dispatch.dispatch_due(db)) == 1
+    now = dt.datetime.now(dt.UTC)
     after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert after is not None and after.next_run_at is not None
-    now = dt.datetime.now(dt.UTC)
-    assert now < after.next_run_at <= now + dt.timedelta(minutes=5)
+    assert before < after.next_run_at <= now + dt.timedelta(minutes=5)
 
 
 async def due_watches(db: asyncpg.Pool, settings: Settings, tenant: Tenant, count: int) -> None:
@@ -360,12 +364,13 @@ async def test_a_run_whose_enqueue_was_lost_is_sent_by_the_next_dispatch(
 async def test_a_batch_that_straddles_a_fire_moves_the_watch_past_it(
     db: asyncpg.Pool, settings: Settings, tenant_factory: TenantFactory, page: dict[str, Any]
 ) -> None:
-    # Given a watch every 5 minutes due at its last fire, and a batch whose `now` was read just
-    # before that fire (its claim runs just after)
+    # Given a watch every year due at its last fire, and a batch whose `now` was read just
+    # before that fire (its claim runs just after); yearly, as the next fire of a shorter
+    # cadence could come before the last claim (a loaded machine)
     tenant = await tenant_factory()
-    watch = await make_watch(db, settings, tenant, page["url"], cron="*/5 * * * *")
+    watch = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
     fire = await db.fetchval(
-        "UPDATE automations SET next_run_at = date_bin('5 minutes', now(), '2000-01-01')"
+        "UPDATE automations SET next_run_at = date_trunc('year', now(), 'UTC')"
         " WHERE id = $1 RETURNING next_run_at", watch.id,
     )  # fmt: skip
     created, claimed = await dispatch.claim_batch(db, fire - dt.timedelta(milliseconds=5))
@@ -373,7 +378,7 @@ async def test_a_batch_that_straddles_a_fire_moves_the_watch_past_it(
     # Then the watch moved to the fire after that one, and nothing is left to claim again
     after = await repo.get_automation(db, automation_id=watch.id, workspace_id=watch.workspace_id)
     assert (len(created), claimed) == (1, 1)
-    assert after is not None and after.next_run_at == fire + dt.timedelta(minutes=5)
+    assert after is not None and after.next_run_at == fire.replace(year=fire.year + 1)
     assert await dispatch.claim_batch(db, dt.datetime.now(dt.UTC)) == ([], 0)
 
 

@@ -279,7 +279,9 @@ async def test_a_large_page_is_read_in_a_reader_process_a_small_one_on_the_loop(
     lab.page("/", "Home", "/small", "/large")
     lab.page("/large", "Large page", "/from-large", prose=LONG)
     assert len(lab.site.pages["/large"][0]) > readers.INLINE_BYTES
-    output, _ = await lab.discover({})
+    # The crawl's budget (2 x fetch_timeout_s) covers starting the first reader: a forkserver
+    # takes seconds to start on a loaded machine, so more room than SETTINGS' 4 s.
+    output, _ = await lab.discover({}, SETTINGS.replace(fetch_timeout_s=15.0))
     titles = {link["url"]: link["title"] for link in output["links"]}
     assert titles[lab.url("/large")] == "Large page"
     assert titles[lab.url("/from-large")] == "Link to from-large"  # the large page's own links

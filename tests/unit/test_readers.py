@@ -49,7 +49,8 @@ def _spin(seconds: float) -> int:
 
 @pytest.fixture
 def pool() -> Iterator[readers.Pool]:
-    made = readers.Pool(2, timeout_s=2.0)
+    # timeout_s counts a reader's start-up too: generous (a loaded machine)
+    made = readers.Pool(2, timeout_s=10.0)
     yield made
     made.close()
 
@@ -92,10 +93,12 @@ async def test_the_readers_exception_comes_back_as_itself(pool: readers.Pool) ->
 
 async def test_a_runaway_call_is_stopped_and_its_reader_replaced(pool: readers.Pool) -> None:
     before = await pool.run(_pid)
+    pool.timeout_s = 2.0  # short only once the reader is started (a loaded machine starts slowly)
     started = time.monotonic()
     with pytest.raises(readers.ReadTimeout, match="not read within 2 s"):
         await pool.run(functools.partial(time.sleep, 60))
     assert time.monotonic() - started < 10
+    pool.timeout_s = 10.0  # the replacement's start-up is timed again
     with pytest.raises(ProcessLookupError):
         os.kill(before, 0)  # one call at a time: the sleeping call had the same reader
     after = await pool.run(_pid)
@@ -206,15 +209,18 @@ async def test_idle_readers_exit_with_the_forkserver_and_the_next_call_starts_th
 
 
 async def test_a_reader_in_use_stays_while_an_idle_one_exits() -> None:
-    pool = readers.Pool(2, timeout_s=5.0, idle_s=0.5)
+    # idle_s well above the 0.2 s cadence: a stall between reads must not retire the one in use
+    # (a loaded machine)
+    pool = readers.Pool(2, timeout_s=5.0, idle_s=2.0)
     try:
         a, b = await asyncio.gather(*(pool.run(functools.partial(_nap, 0.2)) for _ in range(2)))
-        # one reader keeps reading a page every 0.2 s; the other is left idle
+        # one reader keeps reading a page every 0.2 s, until the other, left idle, has exited
         kept = await pool.run(_pid)
-        for _ in range(10):
+        idle = ({a, b} - {kept}).pop()
+        deadline = time.monotonic() + 15
+        while _alive(idle) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
             assert await pool.run(_pid) == kept  # the most recently used reader is taken
-        idle = ({a, b} - {kept}).pop()
         assert not _alive(idle) and _alive(kept)
     finally:
         pool.close()
