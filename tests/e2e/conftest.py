@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Locator, Page, async_playwright
 
 from lookout import app, devservices
 from lookout.settings import Settings
@@ -241,3 +241,18 @@ async def phone(browser: Browser, shots_dir: Path) -> AsyncIterator[Tab]:
     tab = await open_tab(browser, shots_dir, PHONE)
     yield tab
     await tab.page.context.close()
+
+
+async def record_texts(element: Locator) -> None:
+    """Record every text `element` takes from now on (read with `recorded_texts`): a notice that
+    comes and goes within milliseconds is missed by polling it."""
+    await element.evaluate(
+        "el => { window.saidTexts = []; new MutationObserver(() => "
+        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
+        "characterData: true}); }"
+    )
+
+
+async def recorded_texts(page: Page) -> list[str]:
+    texts: list[str] = await page.evaluate("window.saidTexts")
+    return texts

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.async_api import Route, expect
 
-from tests.e2e.conftest import Bakery, Tab
+from tests.e2e.conftest import Bakery, Tab, record_texts, recorded_texts
 from tests.e2e.test_web_chat import accept_dialogs, say, sign_up
 
 pytestmark = pytest.mark.timeout(240)
@@ -68,11 +68,7 @@ async def test_propose_change_start_pause_resume_and_edit_a_watch(
     # check now while it is on its way (no worker here: the check stays queued), and the reload
     # arrives after the click, made before the run was inserted: the last run it knows is done
     said = panel.locator(".meta[role=status]")
-    await said.evaluate(
-        "el => { window.saidTexts = []; new MutationObserver(() => "
-        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
-        "characterData: true}); }"
-    )
+    await record_texts(said)
     made, release, delivered = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def reload_in_flight(route: Route) -> None:
@@ -95,5 +91,5 @@ async def test_propose_change_start_pause_resume_and_edit_a_watch(
     # Then the notice stays: the panel reads the run it queued, which is still queued
     await page.wait_for_timeout(1000)
     await expect(said).to_have_text("Check queued. The result will appear in this chat.")
-    assert "" not in await page.evaluate("window.saidTexts")
+    assert "" not in await recorded_texts(page)
     assert desktop.errors == []

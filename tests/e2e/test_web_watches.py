@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, Route, expect
 
-from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab
+from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab, record_texts, recorded_texts
 from tests.e2e.test_web_chat import accept_dialogs, say
 from tests.integration.test_watch_results_history import site  # noqa: F401 - a fixture
 
@@ -139,15 +139,11 @@ async def test_two_watches_their_last_check_and_change_and_the_diff_of_a_past_ch
     said = panel.locator(".meta[role=status]")
     # (every text the notice takes is recorded: a check done within milliseconds clears it
     # before a poll of the page could see it, so the notice is not polled for)
-    await said.evaluate(
-        "el => { window.saidTexts = []; new MutationObserver(() => "
-        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
-        "characterData: true}); }"
-    )
+    await record_texts(said)
     await panel.get_by_role("button", name="Run now").click()
     await expect(markers).to_have_count(4, timeout=60_000)
     await expect(said).to_have_text("", timeout=15_000)
-    texts = await page.evaluate("window.saidTexts")
+    texts = await recorded_texts(page)
     assert texts[0] == "Check queued. The result will appear in this chat.", texts
     await desktop_ny.shot("03-chat-after-run-now")
 
@@ -201,11 +197,7 @@ async def test_a_check_done_before_the_list_reloads_is_still_said_done(
     # And when it is paused while a check it ran is on its way, "Paused" stands once that check
     # is done (the check's own "done" is not said over a newer action)
     said = page.get_by_test_id("watches-said")
-    await said.evaluate(
-        "el => { window.saidTexts = []; new MutationObserver(() => "
-        "window.saidTexts.push(el.textContent)).observe(el, {childList: true, subtree: true, "
-        "characterData: true}); }"
-    )
+    await record_texts(said)
     await row.get_by_role("button", name="Run now").click()
     await expect(said).to_have_text("Check queued: 1 of 1.")
     await row.get_by_role("button", name="Pause").click()
@@ -222,7 +214,7 @@ async def test_a_check_done_before_the_list_reloads_is_still_said_done(
     else:
         raise AssertionError(f"the second check did not end: {statuses}")
     await asyncio.sleep(4)  # the page looks every 1.5 s, then reloads the list
-    assert await page.evaluate("window.saidTexts") == ["Check queued: 1 of 1.", "Paused: 1 of 1."]
+    assert await recorded_texts(page) == ["Check queued: 1 of 1.", "Paused: 1 of 1."]
     await expect(said).to_have_text("Paused: 1 of 1.")
     assert desktop_ny.errors == []
 
