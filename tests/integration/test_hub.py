@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 
 from lookout import parts, redis_client
 from lookout.chat import events, hub
+from tests.reliability import faults_stack
 
 
 @pytest.fixture
@@ -27,14 +28,6 @@ async def clients(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, hub.Hub
 async def blocked_reads(redis: aioredis.Redis) -> int:
     listed = await redis.client_list()
     return sum(client["cmd"] == "xread" for client in listed)
-
-
-async def until(check: Callable[[], Awaitable[bool]], seconds: float = 5.0) -> None:
-    """Wait for `check()` to hold, at most `seconds`: the hub's reader takes a few round trips to
-    settle, longer on a loaded machine. The caller asserts what it waited for."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check() and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
 
 
 async def next_event(source: AsyncIterator[hub.Event | None], within: float) -> hub.Event:
@@ -80,7 +73,7 @@ async def test_listeners_coming_and_going_leave_one_read_and_a_free_pool(
         in_use = redis.connection_pool._in_use_connections  # type: ignore[attr-defined]
         return await blocked_reads(redis) <= 1 and not in_use
 
-    await until(idle)
+    await faults_stack.until(idle, 5, every=0.05)  # a few round trips; more when loaded
     assert await blocked_reads(redis) <= 1
     assert redis.connection_pool._in_use_connections == set()  # type: ignore[attr-defined]
 
@@ -129,7 +122,7 @@ async def test_a_chat_that_joins_while_the_reader_blocks_is_read_before_the_idle
         async def blocking() -> bool:
             return await blocked_reads(redis) >= 1
 
-        await until(blocking)
+        await faults_stack.until(blocking, 5, every=0.05)
         assert await blocked_reads(redis) == 1
 
         # When a second chat joins and a part is published on it

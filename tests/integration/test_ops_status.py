@@ -16,6 +16,7 @@ from lookout.settings import Settings
 from tests.integration import workers
 from tests.integration.factories import TenantFactory, tenant_factory
 from tests.integration.test_watches import make_due, make_watch, manual_run, page
+from tests.reliability import faults_watches
 
 __all__ = ["page", "tenant_factory"]
 
@@ -45,14 +46,14 @@ async def test_a_stuck_run_an_overdue_watch_and_a_waiting_queue_exit_non_zero(
     # Given a run whose worker died an hour ago, a watch due for an hour, and a message waiting
     tenant = await tenant_factory()
     # (yearly: an hourly watch crossing hh:00 within the test would be due too)
-    stuck = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
+    stuck = await make_watch(db, settings, tenant, page["url"], cron=faults_watches.YEARLY)
     run_id = await manual_run(db, stuck)
     await db.execute(
         "UPDATE automation_runs SET status = 'running', started_at = now() - interval '2 hours',"
         " lease_until = now() - interval '1 hour' WHERE id = $1",
         run_id,
     )
-    late = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
+    late = await make_watch(db, settings, tenant, page["url"], cron=faults_watches.YEARLY)
     await make_due(db, late.id, ago="1 hour")
     broker.setup(settings)
     await asyncio.to_thread(maintenance.probe.send, "00000000-0000-0000-0000-000000000000")

@@ -26,6 +26,7 @@ from lookout.settings import Settings
 from lookout.watches import dispatch, runner, service
 from tests.integration import sse, workers
 from tests.integration.factories import Tenant, TenantFactory, tenant_factory
+from tests.reliability import faults_watches
 
 __all__ = ["tenant_factory"]
 
@@ -212,9 +213,8 @@ async def test_dispatcher_claims_only_due_enabled_watches_once(
 ) -> None:
     tenant = await tenant_factory()
     # Yearly: an hourly fire passing mid-test (a loaded machine) would make `later` or `due` due
-    yearly = "0 0 1 1 *"
-    due = await make_watch(db, settings, tenant, page["url"], cron=yearly)
-    later = await make_watch(db, settings, tenant, page["url"], cron=yearly)
+    due = await make_watch(db, settings, tenant, page["url"], cron=faults_watches.YEARLY)
+    later = await make_watch(db, settings, tenant, page["url"], cron=faults_watches.YEARLY)
     disabled = await make_watch(db, settings, tenant, page["url"])
     await make_due(db, due.id)
     await make_due(db, disabled.id)
@@ -368,7 +368,7 @@ async def test_a_batch_that_straddles_a_fire_moves_the_watch_past_it(
     # before that fire (its claim runs just after); yearly, as the next fire of a shorter
     # cadence could come before the last claim (a loaded machine)
     tenant = await tenant_factory()
-    watch = await make_watch(db, settings, tenant, page["url"], cron="0 0 1 1 *")
+    watch = await make_watch(db, settings, tenant, page["url"], cron=faults_watches.YEARLY)
     fire = await db.fetchval(
         "UPDATE automations SET next_run_at = date_trunc('year', now(), 'UTC')"
         " WHERE id = $1 RETURNING next_run_at", watch.id,
