@@ -219,6 +219,53 @@ async def test_a_check_done_before_the_list_reloads_is_still_said_done(
     assert desktop_ny.errors == []
 
 
+async def test_a_long_check_is_still_followed_and_a_failed_check_says_why(
+    lookout_url: str, worker: Path, bakery: Bakery, desktop_ny: Tab
+) -> None:
+    page = desktop_ny.page
+    accept_dialogs(page)
+    # The checks really run; what the page reads of them is rewritten: "running" while `long`
+    # holds (a slow site, a busy worker), then "failed" with its reason once the check ended.
+    long: list[bool] = []
+    reason = "The page answered 503 three times."
+
+    async def rewrite(route: Route) -> None:
+        response = await route.fetch()
+        answer = await response.json()
+        if answer["data"]["status"] in ("queued", "running") and not long:
+            await route.fulfill(response=response)
+            return
+        answer["data"].update(
+            {"status": "running", "error": None} if long else {"status": "failed", "error": reason}
+        )
+        await route.fulfill(response=response, json=answer)
+
+    # Given a watch whose check fails, run from its chat's panel
+    await sign_up_and_ask(page, lookout_url, f"watch {bakery.url} every day")
+    await page.route("**/api/automations/*/runs/*", rewrite)
+    panel = page.locator(".watch-panel")
+    await panel.get_by_role("button", name="Run now").click()
+    # Then the panel says why, instead of clearing "Check queued" as if it had an answer
+    await expect(panel.locator(".meta[role=status]")).to_have_text(
+        f"The check failed: {reason}", timeout=60_000
+    )
+
+    # When a check run from the watches page is still running after a minute
+    await page.get_by_role("link", name="Watches").click()
+    row = page.locator("tr.watch-row")
+    said = page.get_by_test_id("watches-said")
+    long.append(True)
+    await row.get_by_role("button", name="Run now").click()
+    await expect(said).to_have_text("Check queued: 1 of 1.")
+    # Then the page says it is still checking (it stopped looking and said "Check queued" for
+    # good before)
+    await expect(said).to_have_text("Still checking: 1 of 1.", timeout=90_000)
+    # And when it ends, failed, the page says so and why, not "done"
+    long.clear()
+    await expect(said).to_have_text(f"The check failed: {reason}", timeout=15_000)
+    assert desktop_ny.errors == []
+
+
 async def test_on_a_phone_the_zone_list_history_and_keys_fit(
     lookout_url: str, worker: Path, bakery: Bakery, phone_tokyo: Tab
 ) -> None:

@@ -59,18 +59,23 @@ export class WatchPanel {
   // "Check queued" holds while the check it started (run `runId`) is on its way, read from that
   // run itself: a chat update can be computed before the run was inserted (a reload in flight at
   // the click), when the watch's last run is still the one before, finished. Once the run is
-  // finished and the chat says so too (its result is shown), the notice goes.
+  // finished and the chat says so too (its result is shown), the notice goes; a check that
+  // failed says why (its chat has no new answer). After a minute of looking, the panel says the
+  // check is taking a while and looks no more: the chat's next update looks again.
   async follow(runId) {
-    let status = null;  // not known (the run or the watch is gone, no network): the notice goes
+    let run = null;  // not known (the run or the watch is gone, no network): the notice goes
     try {
-      status = (await get(`/api/automations/${this.watch.id}/runs/${runId}`)).status;
+      run = await get(`/api/automations/${this.watch.id}/runs/${runId}`);
     } catch {
       // said by the chat's own reload if it matters
     }
     if (this.queued !== runId) return;  // a newer "Run now" since, or already cleared
     const busy = ["queued", "running"];
-    if (status !== null && (busy.includes(status) || busy.includes(this.watch.last_run_status))) {
-      if (this.rechecks >= 30) return;
+    if (run !== null && (busy.includes(run.status) || busy.includes(this.watch.last_run_status))) {
+      if (this.rechecks >= 30) {
+        this.say("The check is taking a while. Its result will appear in this chat.");
+        return;
+      }
       // The run is finished just after its answer is stored: look again shortly.
       this.rechecks += 1;
       window.clearTimeout(this.recheck);
@@ -78,7 +83,7 @@ export class WatchPanel {
       return;
     }
     this.queued = null;
-    this.say("");
+    this.say(run?.status === "failed" ? `The check failed: ${run.error || "no reason given"}` : "");
   }
 
   draw() {

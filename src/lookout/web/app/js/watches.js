@@ -45,6 +45,14 @@ function emptyState() {
     h("a", { class: "button primary", href: "#/new" }, "Start a chat"));
 }
 
+/** What the page says once `count` checks it queued have ended, `failed` the errors of those
+ * that failed (a check that failed is not "done": its watch's badge says Failing). */
+function ended(count, failed) {
+  if (!failed.length) return count > 1 ? "The checks are done." : "The check is done.";
+  if (count === 1) return `The check failed: ${failed[0]}`;
+  return `${count - failed.length} of ${count} checks done, ${failed.length} failed: ${failed[0]}`;
+}
+
 export class WatchesView {
   constructor(root) {
     this.root = root;
@@ -206,25 +214,33 @@ export class WatchesView {
   }
 
   /** After Run now: look at each queued check (its run, by id, as the post answered) until
-   * none is queued or running, then reload the list and say they are done. (Read from the list,
+   * none is queued or running, then reload the list and say how they ended. (Read from the list,
    * a check done before the reload after the post was already in it and never seen as new.)
+   * Every 1.5 s for a minute, then every 5 s while the page is open: a long check (a slow site,
+   * a page that needs the browser, a busy worker) is still followed, and said to be.
    * `said`: the action that queued them; once another was taken, it says nothing. */
   async followRuns(runs, said) {
     let pending = runs;
-    for (let i = 0; i < 40 && !this.closed; i += 1) {
-      await new Promise((resolve) => { window.setTimeout(resolve, 1500); });
+    const failed = [];  // the error of each check that failed
+    for (let look = 1; !this.closed; look += 1) {
+      await new Promise((resolve) => { window.setTimeout(resolve, look <= 40 ? 1500 : 5000); });
       // An answered error: the watch or its run is gone (stopped meanwhile), not waited for; no
       // answer (the network, status 0): asked again at the next look.
       const states = await Promise.all(pending.map(({ id, run_id: runId }) =>
-        get(`/api/automations/${id}/runs/${runId}`).then((run) => run.status,
-          (error) => (error instanceof ApiError && error.status ? "gone" : "queued"))));
-      pending = pending.filter((_, k) => ["queued", "running"].includes(states[k]));
+        get(`/api/automations/${id}/runs/${runId}`).then((run) => run,
+          (error) => ({ status: error instanceof ApiError && error.status ? "gone" : "queued" }))));
+      states.forEach((run) => { if (run.status === "failed") failed.push(run.error || "no reason given"); });
+      pending = pending.filter((_, k) => ["queued", "running"].includes(states[k].status));
       if (!pending.length) {
         await this.load();
         if (said !== this.said) return;
-        this.message.textContent = runs.length > 1 ? "The checks are done." : "The check is done.";
+        this.message.textContent = ended(runs.length, failed);
         announce(this.message.textContent);
         return;
+      }
+      if (look === 40 && said === this.said) {
+        this.message.textContent = `Still checking: ${pending.length} of ${runs.length}.`;
+        announce(this.message.textContent);
       }
     }
   }
