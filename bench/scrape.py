@@ -1,8 +1,9 @@
 """Benchmark: web.scrape pages/s against a bare aiohttp fetch of the same pages, in the same run.
 
-    .venv/bin/python bench/scrape.py [--pages 200] [--latency-ms 0,50] [--rounds 3] [--check]
+    .venv/bin/python bench/scrape.py [--pages 200] [--latency-ms 0,50] [--rounds 3]
+                                     [--corpus synthetic,articles] [--check]
 
-A separate process serves the corpus (bench/corpus.py) on loopback, optionally waiting
+A separate process serves a corpus on loopback, optionally waiting
 `latency` ms before each answer as a real site's server would. For each latency, the bare
 client and web.scrape (20 URLs a call, through the registry, one shared guarded session) fetch
 every page with the same concurrency (LOOKOUT_FETCH_CONCURRENCY); the best of `rounds` counts.
@@ -14,6 +15,10 @@ load average is printed with the figures: the bare fetch needs almost no CPU, we
 a core's worth per ~70 pages/s, so on a machine busy with other work its rate falls with the
 CPU it gets, not with anything of its own.
 Then every page is extracted once more on this thread to measure CPU per page.
+Two corpora, one after the other: bench/corpus.py's 200 synthetic pages (median 56 KB), where
+the target is judged, and the 181 real news and blog pages of tests/corpus/articles (median
+111 KB, 45 over 200 KB), shown beside it: a real page costs more CPU to read, and at 50 ms the
+readers' CPU, not the fetches, sets the rate on this machine's 2 cores.
 Targets: scrape >= 0.7x the bare rate at 50 ms server latency; no page over 100 ms of CPU.
 The 0 ms figures are shown, not judged (issue #23 retired #3's 0.5x there: a bare loopback fetch
 does none of the reading; quality at CPU per page against trafilatura is bench/extract.py's).
@@ -24,6 +29,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import gzip
+import json
 import multiprocessing
 import os
 import socket
@@ -41,14 +48,30 @@ import lookout.capabilities  # noqa: F401 - registers the verbs
 from lookout.capabilities import extract, fetch, readers, registry
 from lookout.settings import Settings
 
+ARTICLES = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "articles"
+CORPORA = ("synthetic", "articles")
 RATIO_TARGET = 0.7
 RATIO_LATENCY_MS = 50  # the ratio counts where a server takes as long as a real one
 CPU_TARGET_MS = 100.0
 BATCH = 20
 
 
-def _serve(sock: socket.socket, count: int, latency_s: float) -> None:
-    pages = dict(corpus.corpus(count))
+def _pages(kind: str, count: int) -> list[tuple[str, bytes]]:
+    """(path, html bytes) of `count` pages of the corpus `kind` (CORPORA)."""
+    if kind == "synthetic":
+        return list(corpus.corpus(count))
+    keys = sorted(json.loads(gzip.decompress((ARTICLES / "ground-truth.json.gz").read_bytes())))
+    return [
+        (
+            f"/pages/{index}.html",
+            gzip.decompress((ARTICLES / "html" / f"{key}.html.gz").read_bytes()),
+        )
+        for index, key in enumerate(keys[:count])
+    ]
+
+
+def _serve(sock: socket.socket, kind: str, count: int, latency_s: float) -> None:
+    pages = dict(_pages(kind, count))
 
     async def page(request: web.Request) -> web.Response:
         if latency_s:
@@ -60,12 +83,14 @@ def _serve(sock: socket.socket, count: int, latency_s: float) -> None:
     web.run_app(app, sock=sock, print=None, handle_signals=True)
 
 
-def _start_server(count: int, latency_s: float) -> tuple[multiprocessing.process.BaseProcess, int]:
+def _start_server(
+    kind: str, count: int, latency_s: float
+) -> tuple[multiprocessing.process.BaseProcess, int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(512)
     process = multiprocessing.get_context("fork").Process(
-        target=_serve, args=(sock, count, latency_s), daemon=True
+        target=_serve, args=(sock, kind, count, latency_s), daemon=True
     )
     process.start()
     port: int = sock.getsockname()[1]
@@ -147,8 +172,7 @@ async def _compare(urls: list[str], settings: Settings, rounds: int) -> dict[str
     }
 
 
-def _cpu_per_page(count: int) -> tuple[float, float, str]:
-    pages = list(corpus.corpus(count))
+def _cpu_per_page(pages: list[tuple[str, bytes]]) -> tuple[float, float, str]:
     # Untimed first: this process reads no page before (the readers did), so its first page
     # would carry the imports of trafilatura and html-to-markdown (~100 ms), not its reading.
     extract.extract(pages[0][1], url=f"http://bench.local{pages[0][0]}", charset="utf-8")
@@ -165,12 +189,12 @@ def _cpu_per_page(count: int) -> tuple[float, float, str]:
     return worst[0], sum(cost for cost, _ in costs) / len(costs), worst[1]
 
 
-def _report(latency_ms: int, pages: int, figures: dict[str, Any]) -> bool:
+def _report(kind: str, latency_ms: int, pages: int, figures: dict[str, Any]) -> bool:
     ratio = figures["scrape"] / figures["bare"]
-    judged = latency_ms == RATIO_LATENCY_MS
-    verdict = ("meets" if ratio >= RATIO_TARGET else "MISSES") if judged else "not a target"
+    judged = latency_ms == RATIO_LATENCY_MS and kind == "synthetic"
+    verdict = ("meets" if ratio >= RATIO_TARGET else "MISSES") if judged else "shown"
     print(
-        f"latency {latency_ms:>3} ms: bare fetch {figures['bare']:7.1f} pages/s | "
+        f"{kind}, latency {latency_ms:>3} ms: bare fetch {figures['bare']:7.1f} pages/s | "
         f"guarded fetch {figures['guarded']:7.1f} | web.scrape {figures['scrape']:7.1f} "
         f"({figures['ok']}/{pages} ok, {figures['cpu_ms']:.1f} ms CPU/page: "
         f"{figures['loop_ms']:.1f} here + {figures['readers_ms']:.1f} in readers) | "
@@ -184,6 +208,9 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--latency-ms", default="0,50", help="comma-separated server latencies")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--corpus", default=",".join(CORPORA), help="comma-separated: " + ", ".join(CORPORA)
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args()
     settings = Settings.from_env(
@@ -191,31 +218,39 @@ def main() -> int:
         public_url="http://127.0.0.1",
         allow_private_networks=True,  # the corpus is served on loopback
     )
-    sizes = sorted(len(body) for _, body in corpus.corpus(args.pages))
     print(
-        f"corpus: {args.pages} pages, median {sizes[len(sizes) // 2] // 1024} KB, largest "
-        f"{sizes[-1] // 1024} KB, {sum(size > 200_000 for size in sizes)} over 200 KB; "
         f"concurrency {settings.fetch_concurrency}, best of {args.rounds}; "
         f"{readers.default_size(settings.fetch_concurrency)} reader processes, "
         f"{len(os.sched_getaffinity(0))} cores"
     )
     met = True
-    for latency_ms in (int(value) for value in args.latency_ms.split(",")):
-        server, port = _start_server(args.pages, latency_ms / 1000)
-        try:
-            urls = [f"http://127.0.0.1:{port}{path}" for path, _ in corpus.corpus(args.pages)]
-            met &= _report(
-                latency_ms, args.pages, asyncio.run(_compare(urls, settings, args.rounds))
-            )
-        finally:
-            server.terminate()
-            server.join()
-    readers.close()
-    print("load average (1, 5, 15 min): " + ", ".join(f"{load:.1f}" for load in os.getloadavg()))
-    worst, mean, page = _cpu_per_page(args.pages)
-    print(f"extraction CPU per page: max {worst:.1f} ms ({page}), mean {mean:.1f} ms", end=" ")
-    print(f"({'meets' if worst <= CPU_TARGET_MS else 'MISSES'} <= {CPU_TARGET_MS:g} ms)")
-    met &= worst <= CPU_TARGET_MS
+    for kind in args.corpus.split(","):
+        pages = _pages(kind, args.pages)
+        sizes = sorted(len(body) for _, body in pages)
+        print(
+            f"{kind}: {len(pages)} pages, median {sizes[len(sizes) // 2] // 1024} KB, largest "
+            f"{sizes[-1] // 1024} KB, {sum(size > 200_000 for size in sizes)} over 200 KB"
+        )
+        for latency_ms in (int(value) for value in args.latency_ms.split(",")):
+            server, port = _start_server(kind, len(pages), latency_ms / 1000)
+            try:
+                urls = [f"http://127.0.0.1:{port}{path}" for path, _ in pages]
+                figures = asyncio.run(_compare(urls, settings, args.rounds))
+                met &= _report(kind, latency_ms, len(pages), figures)
+            finally:
+                server.terminate()
+                server.join()
+        readers.close()
+        print("load average (1, 5, 15 min): " + ", ".join(f"{n:.1f}" for n in os.getloadavg()))
+        worst, mean, page = _cpu_per_page(pages)
+        judged = kind == "synthetic"
+        verdict = ("meets" if worst <= CPU_TARGET_MS else "MISSES") if judged else "shown"
+        print(
+            f"{kind}: extraction CPU per page: max {worst:.1f} ms ({page}), mean {mean:.1f} ms",
+            end=" ",
+        )
+        print(f"({verdict} <= {CPU_TARGET_MS:g} ms)")
+        met &= worst <= CPU_TARGET_MS or not judged
     return 1 if args.check and not met else 0
 
 
