@@ -189,7 +189,7 @@ async def _gone(pids: set[int], within_s: float) -> bool:
 
 async def test_idle_readers_exit_with_the_forkserver_and_the_next_call_starts_them() -> None:
     # Given a pool whose readers may idle 0.5 s, both readers and the forkserver started
-    pool = readers.Pool(2, timeout_s=5.0, idle_s=0.5)
+    pool = readers.Pool(2, timeout_s=30.0, idle_s=0.5)
     try:
         first = set(
             await asyncio.gather(*(pool.run(functools.partial(_nap, 0.2)) for _ in range(2)))
@@ -211,7 +211,7 @@ async def test_idle_readers_exit_with_the_forkserver_and_the_next_call_starts_th
 async def test_a_reader_in_use_stays_while_an_idle_one_exits() -> None:
     # idle_s well above the 0.2 s cadence: a stall between reads must not retire the one in use
     # (a loaded machine)
-    pool = readers.Pool(2, timeout_s=5.0, idle_s=2.0)
+    pool = readers.Pool(2, timeout_s=30.0, idle_s=2.0)
     try:
         a, b = await asyncio.gather(*(pool.run(functools.partial(_nap, 0.2)) for _ in range(2)))
         # one reader keeps reading a page every 0.2 s, until the other, left idle, has exited
@@ -227,7 +227,7 @@ async def test_a_reader_in_use_stays_while_an_idle_one_exits() -> None:
 
 
 async def test_idle_s_zero_keeps_the_readers() -> None:
-    pool = readers.Pool(1, timeout_s=5.0, idle_s=0)
+    pool = readers.Pool(1, timeout_s=30.0, idle_s=0)
     try:
         pid = await pool.run(_pid)
         await asyncio.sleep(0.6)
