@@ -12,7 +12,17 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, Route, expect
 
-from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Bakery, Tab, record_texts, recorded_texts
+from lookout.settings import Settings
+from tests.e2e.conftest import (
+    DESKTOP,
+    PASSWORD,
+    PHONE,
+    Bakery,
+    Tab,
+    record_texts,
+    recorded_texts,
+    serve,
+)
 from tests.e2e.test_web_chat import accept_dialogs, say
 from tests.integration.test_watch_results_history import site  # noqa: F401 - a fixture
 
@@ -220,35 +230,29 @@ async def test_a_check_done_before_the_list_reloads_is_still_said_done(
 
 
 async def test_a_long_check_is_still_followed_and_a_failed_check_says_why(
-    lookout_url: str, worker: Path, bakery: Bakery, desktop_ny: Tab
+    settings: Settings, aiohttp_server: Any, worker: Path, bakery: Bakery, desktop_ny: Tab
 ) -> None:
     page = desktop_ny.page
     accept_dialogs(page)
-    # The checks really run; what the page reads of them is rewritten: "running" while `long`
-    # holds (a slow site, a busy worker), then "failed" with its reason once the check ended.
+    # A workspace with the one credit its first question spends: every check fails for real,
+    # out of credits (and pauses its watch). The watches page is shown a long one: what it reads
+    # of the run is rewritten to "running" while `long` holds (a slow site, a busy worker).
+    reason = "Out of credits: the watch is paused."
     long: list[bool] = []
-    reason = "The page answered 503 three times."
 
     async def rewrite(route: Route) -> None:
         response = await route.fetch()
-        answer = await response.json()
-        if answer["data"]["status"] in ("queued", "running") and not long:
+        if not long:
             await route.fulfill(response=response)
             return
-        answer["data"].update(
-            {"status": "running", "error": None} if long else {"status": "failed", "error": reason}
-        )
+        answer = await response.json()
+        answer["data"].update({"status": "running", "error": None})
         await route.fulfill(response=response, json=answer)
 
-    # Given a watch whose check fails, run from its chat's panel
-    await sign_up_and_ask(page, lookout_url, f"watch {bakery.url} every day")
     await page.route("**/api/automations/*/runs/*", rewrite)
-    panel = page.locator(".watch-panel")
-    await panel.get_by_role("button", name="Run now").click()
-    # Then the panel says why, instead of clearing "Check queued" as if it had an answer
-    await expect(panel.locator(".meta[role=status]")).to_have_text(
-        f"The check failed: {reason}", timeout=60_000
-    )
+    lookout = await serve(aiohttp_server, settings.replace(default_credits=1))
+    await sign_up_and_ask(page, lookout, f"watch {bakery.url} every day")
+    await expect(page.get_by_test_id("balance")).to_have_text("0 credits")
 
     # When a check run from the watches page is still running after a minute
     await page.get_by_role("link", name="Watches").click()
@@ -263,6 +267,17 @@ async def test_a_long_check_is_still_followed_and_a_failed_check_says_why(
     # And when it ends, failed, the page says so and why, not "done"
     long.clear()
     await expect(said).to_have_text(f"The check failed: {reason}", timeout=15_000)
+
+    # When the watch is resumed and checked again from its chat's panel
+    await row.get_by_role("button", name="Resume").click()
+    await expect(said).to_have_text("Resumed: 1 of 1.")
+    await row.locator("a.watch-page").click()
+    panel = page.locator(".watch-panel")
+    await panel.get_by_role("button", name="Run now").click()
+    # Then the panel says why it failed, instead of clearing "Check queued" as if it had an answer
+    await expect(panel.locator(".meta[role=status]")).to_have_text(
+        f"The check failed: {reason}", timeout=60_000
+    )
     assert desktop_ny.errors == []
 
 
