@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import gzip
-import json
 import multiprocessing
 import os
 import socket
@@ -43,12 +41,13 @@ import aiohttp
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import extract as articles  # its corpus of real article pages
+
 import corpus
 import lookout.capabilities  # noqa: F401 - registers the verbs
 from lookout.capabilities import extract, fetch, readers, registry
 from lookout.settings import Settings
 
-ARTICLES = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "articles"
 CORPORA = ("synthetic", "articles")
 RATIO_TARGET = 0.7
 RATIO_LATENCY_MS = 50  # the ratio counts where a server takes as long as a real one
@@ -60,14 +59,8 @@ def _pages(kind: str, count: int) -> list[tuple[str, bytes]]:
     """(path, html bytes) of `count` pages of the corpus `kind` (CORPORA)."""
     if kind == "synthetic":
         return list(corpus.corpus(count))
-    keys = sorted(json.loads(gzip.decompress((ARTICLES / "ground-truth.json.gz").read_bytes())))
-    return [
-        (
-            f"/pages/{index}.html",
-            gzip.decompress((ARTICLES / "html" / f"{key}.html.gz").read_bytes()),
-        )
-        for index, key in enumerate(keys[:count])
-    ]
+    real = [body for _, body, _ in articles.load()[:count]]
+    return [(f"/pages/{index}.html", body) for index, body in enumerate(real)]
 
 
 def _serve(sock: socket.socket, kind: str, count: int, latency_s: float) -> None:
