@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.capabilities import content, extract
+from lookout.capabilities import content, extract, prunes
 from tests.corpus import mutations
 
 KINDS = Path(__file__).resolve().parent.parent / "corpus" / "kinds"
@@ -288,3 +288,36 @@ def test_a_real_page_that_fast_mode_under_reads_is_read_in_trafilaturas_default_
     for chrome in gone:
         assert chrome not in text, chrome
         assert chrome not in markdown, chrome
+
+
+def test_the_default_mode_s_stoplist_is_made_once_as_a_set_and_reads_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import justext.core
+    from trafilatura import external
+
+    pages = [
+        _article(part).encode()
+        for part in ("macrumors.com/2019/11/18", "jaraguadosul.com.br/news/servi-o")
+    ]  # both read in default mode, where jusText classifies their paragraphs
+    classified: list[type] = []
+    classify = justext.core.classify_paragraphs
+
+    def counted(paragraphs: object, stoplist: object, *args: object, **kwargs: object) -> object:
+        classified.append(type(stoplist))
+        return classify(paragraphs, stoplist, *args, **kwargs)
+
+    monkeypatch.setattr(external, "classify_paragraphs", counted)
+
+    def read() -> list[tuple[str | None, str | None, str]]:
+        found = [extract.extract(page, url=URL, formats=("markdown", "text")) for page in pages]
+        return [(page.markdown, page.text, page.content_hash) for page in found]
+
+    as_set = read()
+    assert classified == [frozenset, frozenset]
+    with prunes.as_shipped():  # for bench/extract.py's trafilatura, as a user runs it
+        assert isinstance(external.JT_STOPLIST, tuple)
+    assert isinstance(external.JT_STOPLIST, frozenset)
+    monkeypatch.setattr(external, "JT_STOPLIST", tuple(external.JT_STOPLIST))  # as trafilatura
+    assert read() == as_set
+    assert classified[2:] == [tuple, tuple]

@@ -8,6 +8,7 @@ import gzip
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,7 @@ def test_what_each_costly_expression_prunes_is_pruned_either_way() -> None:
         ".//*[contains(@class, 'x') or .//h1]",  # reads more than the element's attributes
         ".//*[@class = 'x' or . = 'y']",  # ...its text
         ".//*[@class = 'x' or @id > 3]",  # a number: absent reads as NaN, but not checked
-        ".//*[contains(@class, 'x')] | .//p",  # a union at the top
+        ".//*[contains(@class, 'x') or .//h1] | .//p",  # a union of such paths
         # True, or true for "", whatever the attributes:
         ".//*[@x or 'yes']",
         ".//*[@x or 'a'='a']",
@@ -160,6 +161,36 @@ def test_a_pattern_is_tested_only_where_its_attribute_is() -> None:
     )
 
 
+def test_a_union_is_rewritten_path_by_path() -> None:
+    rewritten = prunes.rewrite(
+        ".//aside|.//div[contains(@class|@id, 'f')] | .//*[re:test(@class, 'x', 'i') or "
+        "re:test(@id, 'x|y', 'i')]|(.//*[self::p][contains(@class, 'a|b')])[1]"
+    )
+
+    # A `|` in a predicate or a string is no union's; a member of no known form stays as it is.
+    assert rewritten == (
+        ".//aside|.//div[contains(@class|@id, 'f')] | .//*[@class or @id][((@class) and "
+        "re:test(@class, 'x', 'i')) or ((@id) and re:test(@id, 'x|y', 'i'))]|(.//*[self::p]"
+        "[@class][contains(@class, 'a|b')])[1]"
+    )
+    assert prunes.rewrite(".//aside | .//footer") is None  # nothing to rewrite in it
+
+
+def test_an_expression_modules_hold_by_name_is_rewritten_in_each_of_them() -> None:
+    baseline, settings = sys.modules["trafilatura.baseline"], sys.modules["trafilatura.settings"]
+
+    content._options()  # installs the rewrite, as a reader does
+
+    done = {name: new for name, index, _, new in prunes.REWRITTEN if index is None}
+    assert "BASIC_CLEAN_XPATH" in done, "html2txt's XPath is no longer rewritten"
+    assert baseline.BASIC_CLEAN_XPATH is settings.BASIC_CLEAN_XPATH
+    assert baseline.BASIC_CLEAN_XPATH.path == done["BASIC_CLEAN_XPATH"]
+    with prunes.as_shipped():
+        assert baseline.BASIC_CLEAN_XPATH.path == settings.BASIC_CLEAN_XPATH.path
+        assert "[@class or @id]" not in baseline.BASIC_CLEAN_XPATH.path
+    assert baseline.BASIC_CLEAN_XPATH.path == done["BASIC_CLEAN_XPATH"]
+
+
 def test_a_rewrite_that_fails_to_compile_or_to_run_leaves_trafilatura_s(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -167,15 +198,20 @@ def test_a_rewrite_that_fails_to_compile_or_to_run_leaves_trafilatura_s(
 
     theirs = [etree.XPath(".//*[contains(@class, 'a')]"), etree.XPath(".//*[@id]")]
     listed = list(theirs)
+    held = types.ModuleType("trafilatura.held")
+    held.HELD = by_name = etree.XPath(".//*[contains(@id, 'b')]")  # type: ignore[attr-defined]
     monkeypatch.setattr(trafilatura, "xpaths", type("X", (), {"LISTED": listed}))
-    broken = iter([".//*[[", ".//*[$undefined]"])  # a syntax error; an error when run
+    monkeypatch.setattr(prunes, "_trafilatura_modules", lambda: [held])
+    # a syntax error; an error when run (twice)
+    broken = iter([".//*[[", ".//*[$undefined]", ".//*[$undefined]"])
     monkeypatch.setattr(prunes, "rewrite", lambda path: next(broken))
     monkeypatch.setattr(prunes, "REWRITTEN", [])
     monkeypatch.setattr(prunes, "_SWAPPED", [])
 
     prunes._install()
 
-    assert listed == theirs and prunes.REWRITTEN == []
+    assert listed == theirs and held.HELD is by_name and prunes.REWRITTEN == []
+    assert next(broken, None) is None  # every expression was tried
 
 
 def test_as_shipped_puts_trafilatura_s_expressions_back_for_the_block() -> None:

@@ -191,6 +191,8 @@ def _options(fast: bool = True, links: bool = True) -> Extractor:
     from trafilatura import settings
 
     prunes.install()  # trafilatura's XPaths, rewritten to cost less (prunes.py)
+    if not fast:
+        prunes.stoplist_as_set()  # jusText's, used by the default mode only
     return settings.Extractor(
         output_format="html",
         fast=fast,

@@ -29,6 +29,14 @@ trafilatura ships it:
   number there would count positions among siblings in one and in the whole union in the other.
   A filter on a union keeps document order, as the location path's result is in.
 
+A union of paths (`a | b`, outside predicates) is rewritten member by member: each selects the
+same elements, so their union does. Besides the lists, an expression a trafilatura module holds
+by name is rewritten in every module holding it: baseline's BASIC_CLEAN_XPATH (a union whose last
+member runs two `re:test`s on every element), which html2txt runs on the page for trafilatura's
+recall retry test (half the real articles, those under 3,000 characters) and jusText on its
+input. jusText's stoplist is made a frozenset (stoplist_as_set) the first time the default mode
+is used.
+
 Each rewritten expression is compiled and tried on a small page before it replaces trafilatura's.
 tests/unit/test_prunes.py checks every rewritten expression against trafilatura's own on real
 pages (tests/corpus), that pages read the same with and without the rewrite (and that the
@@ -41,6 +49,11 @@ Measured 2026-12-06 (thread CPU; this machine is noisy, so before and after in t
   0.79x -> 0.71x trafilatura's CPU, F1 0.958 both (2606bce against ca2847a, one run each);
 - every page of tests/corpus (376 pages, main content and whole page) reads byte for byte the
   same, and bench/kinds.py scores every page the same.
+- 2026-12-06, the union rewrite (BASIC_CLEAN_XPATH) and the stoplist: the expression alone
+  4.3 -> 3.0 ms on a whole real article page; bench/extract.py, before and after alternated
+  twice in one hour: 0.72x / 0.72x -> 0.70x / 0.70x trafilatura's CPU (13.4-14.1 -> 13.2-13.3
+  ms a page), F1 0.958 all four; the 371 pages of tests/corpus read byte for byte the same
+  (markdown, text, hash, links, metadata; main content and whole page).
 trafilatura itself, in bench/extract.py and bench/kinds.py, runs with its own (`as_shipped`).
 """
 
@@ -48,8 +61,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import threading
 from collections.abc import Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -71,10 +86,11 @@ _COMPARISONS = frozenset(["=", "!=", "<", ">", "<=", ">="])
 _BOOLEAN_FUNCTIONS = frozenset(["contains", "starts-with", "re:test", "not", "boolean", "true"])
 _REGEXP_NS = "http://exslt.org/regular-expressions"
 _TRIAL = "<html><body><div id='a' class='b' style='c'><p>d</p><ul><li>e</li></ul></div></body>"
-# (list name, index, trafilatura's path, ours) of what install() rewrote.
-REWRITTEN: list[tuple[str, int, str, str]] = []
-# (list, index, trafilatura's expression, ours)
-_SWAPPED: list[tuple[list[etree.XPath], int, etree.XPath, etree.XPath]] = []
+# (list name, index, trafilatura's path, ours) of what install() rewrote; (name, None, ...) for
+# an expression modules hold by name.
+REWRITTEN: list[tuple[str, int | None, str, str]] = []
+# (list or module, index or name, trafilatura's expression, ours); the stoplist's too.
+_SWAPPED: list[tuple[list[etree.XPath] | ModuleType, int | str, object, object]] = []
 _INSTALLING = threading.Lock()
 _installed = False
 
@@ -99,45 +115,112 @@ def _install() -> None:
     from trafilatura import xpaths
 
     trial = html.fromstring(_TRIAL)
+
+    def faster(expression: object) -> etree.XPath | None:
+        if not isinstance(expression, etree.XPath) or (path := rewrite(expression.path)) is None:
+            return None
+        try:
+            ours = etree.XPath(path, namespaces={"re": _REGEXP_NS})
+            ours(trial)
+        except etree.XPathError:  # a form rewrite() misread: theirs stays
+            return None
+        return ours
+
     for name, value in vars(xpaths).items():
         if not isinstance(value, list):
             continue
         for index, expression in enumerate(value):
-            if not isinstance(expression, etree.XPath):
-                continue
-            faster = rewrite(expression.path)
-            if faster is None:
-                continue
-            try:
-                ours = etree.XPath(faster, namespaces={"re": _REGEXP_NS})
-                ours(trial)
-            except etree.XPathError:  # a form rewrite() misread: theirs stays
-                continue
-            value[index] = ours
-            REWRITTEN.append((name, index, expression.path, faster))
-            _SWAPPED.append((value, index, expression, ours))
+            if (ours := faster(expression)) is not None:
+                value[index] = ours
+                REWRITTEN.append((name, index, expression.path, ours.path))
+                _SWAPPED.append((value, index, expression, ours))
+    # An expression a module holds by name (baseline's BASIC_CLEAN_XPATH, which html2txt runs
+    # on the whole page to decide on trafilatura's recall retry, and jusText's input): every
+    # module holding it gets ours.
+    for name, expression in _module_expressions(etree.XPath).items():
+        if (ours := faster(expression)) is not None:
+            REWRITTEN.append((name, None, expression.path, ours.path))
+            for module in _holders(expression):
+                _SWAPPED.append((module, name, expression, ours))
+                setattr(module, name, ours)
+
+
+def stoplist_as_set() -> None:
+    """jusText's stoplist for trafilatura's default mode, made once a process as a frozenset.
+    trafilatura makes it a tuple of the 154,484 words of jusText's 100 languages, and jusText
+    keys its cache of their lowercased set (justext.core.define_stoplist, an lru_cache) by it: a
+    tuple's hash is computed at every call, 3.0-6.6 ms of each page read in default mode (once or
+    twice a page); a frozenset's once. jusText lowercases either into the same set, so pages
+    read the same (tests/unit/test_extract_kinds.py)."""
+    from trafilatura import external
+
+    with _INSTALLING:
+        if not isinstance(external.JT_STOPLIST, frozenset):
+            theirs = external.JT_STOPLIST or external.jt_stoplist_init()
+            _SWAPPED.append((external, "JT_STOPLIST", theirs, frozenset(theirs)))
+            _put(external, "JT_STOPLIST", _SWAPPED[-1][3])
+
+
+def _module_expressions(kind: type[etree.XPath]) -> dict[str, etree.XPath]:
+    """trafilatura's XPaths held by name in its modules (loaded with it), by name."""
+    return {
+        name: value
+        for module in _trafilatura_modules()
+        for name, value in vars(module).items()
+        if isinstance(value, kind)
+    }
+
+
+def _holders(expression: etree.XPath) -> list[ModuleType]:
+    return [
+        module
+        for module in _trafilatura_modules()
+        if any(value is expression for value in vars(module).values())
+    ]
+
+
+def _trafilatura_modules() -> list[ModuleType]:
+    return [
+        module
+        for name, module in list(sys.modules.items())
+        if (name == "trafilatura" or name.startswith("trafilatura.")) and module is not None
+    ]
+
+
+def _put(container: list[etree.XPath] | ModuleType, key: int | str, value: object) -> None:
+    if isinstance(container, list):
+        container[key] = value  # type: ignore[index]
+    else:
+        setattr(container, str(key), value)
 
 
 @contextlib.contextmanager
 def as_shipped() -> Iterator[None]:
-    """trafilatura's own expressions within the block, for every thread of the process: for
-    bench/extract.py and bench/kinds.py, which time trafilatura as a user runs it in the process
-    that runs ours. Not for a process that reads pages meanwhile."""
-    for value, index, theirs, _ in _SWAPPED:
-        value[index] = theirs
+    """trafilatura's own expressions and stoplist within the block, for every thread of the
+    process: for bench/extract.py and bench/kinds.py, which time trafilatura as a user runs it
+    in the process that runs ours. Not for a process that reads pages meanwhile."""
+    for container, key, theirs, _ in _SWAPPED:
+        _put(container, key, theirs)
     try:
         yield
     finally:
-        for value, index, _, ours in _SWAPPED:
-            value[index] = ours
+        for container, key, _, ours in _SWAPPED:
+            _put(container, key, ours)
 
 
 def rewrite(path: str) -> str | None:
     """`path` selecting the same elements faster, or None if it is not of a form known to be
     safe to rewrite (see the module docstring)."""
+    members = _union_members(path)
+    if len(members) > 1:  # each member selects the same elements: so does their union
+        rewritten = [rewrite(member) for member in members]
+        if all(new is None for new in rewritten):
+            return None
+        pairs = zip(members, rewritten, strict=True)
+        return "|".join(old if new is None else new for old, new in pairs)
     tokens = _tokens(path)
     found = _ELEMENTS.match(path)
-    if tokens is None or found is None or _top_level_union(path) or _foreign_prefix(tokens):
+    if tokens is None or found is None or _foreign_prefix(tokens):
         return None
     opening, names = found.group(1), found.group(2)
     rest = path[found.end() :]
@@ -414,10 +497,10 @@ def _first_predicate(rest: str) -> str | None:
     return stripped[: end + 1] if end is not None else None
 
 
-def _top_level_union(path: str) -> bool:
-    """Whether `path` joins paths with `|` outside any predicate or parenthesis."""
-    depth, quote = 0, ""
-    for char in path:
+def _union_members(path: str) -> list[str]:
+    """The paths `path` joins with `|` outside any predicate, parenthesis or string."""
+    members, start, depth, quote = [], 0, 0, ""
+    for index, char in enumerate(path):
         if quote:
             quote = "" if char == quote else quote
         elif char in "'\"":
@@ -427,5 +510,6 @@ def _top_level_union(path: str) -> bool:
         elif char in "])":
             depth -= 1
         elif char == "|" and depth == 0:
-            return True
-    return False
+            members.append(path[start:index])
+            start = index + 1
+    return [*members, path[start:]]
