@@ -81,6 +81,15 @@ async def test_what_a_reader_inherits_is_out_of_the_collector_s_sight(pool: read
     assert tracked < frozen / 2
 
 
+def _niceness() -> int:
+    return os.nice(0)
+
+
+async def test_readers_run_at_a_lower_priority_than_their_parent(pool: readers.Pool) -> None:
+    # Batch work: a call's round trips to Postgres and Redis and the event loop go first.
+    assert await pool.run(_niceness) == min(19, os.nice(0) + readers.NICE)
+
+
 async def test_the_readers_exception_comes_back_as_itself(pool: readers.Pool) -> None:
     with pytest.raises(content.TooComplex, match="nests elements more than 5000 deep"):
         await pool.run(_raise_too_complex)
