@@ -76,6 +76,34 @@ def test_inline_data_images_do_not_flood_the_markdown(story: extract.Extracted) 
     assert len(story.markdown or "") < 2000
 
 
+@pytest.mark.parametrize("main", [True, False])
+def test_a_script_link_keeps_its_text_but_not_its_url(main: bool) -> None:
+    # A markdown or HTML reader could run such a link; a browser reads the scheme with the
+    # spaces and controls around it stripped, tabs and newlines removed, in any case.
+    hrefs = [
+        "javascript:void(0)", " JavaScript:alert(1)", "&#106;ava&#x09;script:alert(2)",
+        "java&#10;script:alert(3)", "vbscript:msgbox(4)", "data:text/html;base64,PHNjcmlwdD4=",
+    ]  # fmt: skip
+    anchors = " ".join(f'<a href="{href}">step {n}</a>' for n, href in enumerate(hrefs))
+    page = (
+        "<html><body><main><h1>How to reset the router</h1><p>Unplug it for ten seconds, then"
+        f" follow {anchors}, or read <a href='/help'>the help page</a> about it first, as"
+        " the manual says for every model sold since the spring.</p></main></body></html>"
+    )
+    read = extract.extract(
+        page.encode(), url=URL, formats=("markdown", "text", "html"), only_main_content=main
+    )
+
+    assert read.markdown is not None and read.html is not None and read.text is not None
+    for n in range(len(hrefs)):
+        assert f"step {n}" in read.markdown and f"step {n}" in read.text
+    assert "[the help page](https://news.example/help)" in read.markdown
+    assert 'href="https://news.example/help"' in read.html
+    for shown in (read.markdown.lower(), read.html.lower()):
+        for scheme in ("script:", "data:", "alert", "msgbox"):
+            assert scheme not in shown, (scheme, shown)
+
+
 def test_links_are_absolute_distinct_and_in_page_order(story: extract.Extracted) -> None:
     assert story.links == [
         "https://news.example/",

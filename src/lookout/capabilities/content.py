@@ -108,7 +108,7 @@ import functools
 import re
 from typing import TYPE_CHECKING, Literal
 
-from lookout.capabilities import lists, nesting, prunes
+from lookout.capabilities import links, lists, nesting, prunes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -351,8 +351,16 @@ def _trafilatura(
     for block in html.iter("pre"):  # trafilatura writes a code block as <pre><pre>
         if block.getparent() is not None and block.getparent().tag == "pre":
             block.tag = "code"
+    _unlink_scripts(html)
     text = lists.restore(html, tree, "".join(html.itertext()))
     return Article(etree.tostring(html, encoding="unicode"), text, html)
+
+
+def _unlink_scripts(html: etree._Element) -> None:
+    """A script link keeps its text, not its href (links.executable), in trafilatura's HTML."""
+    for anchor in html.iter("a"):
+        if links.executable(anchor.get("href") or ""):
+            del anchor.attrib["href"]
 
 
 def streamed(document: str) -> bool:
@@ -505,4 +513,9 @@ def _text(node: LexborNode | None) -> str:
 
 
 def _html(node: LexborNode | None) -> str:
-    return (node.html or "") if node is not None else ""
+    if node is None:
+        return ""
+    for anchor in node.css("a[href]"):  # a script link: its text stays (links.executable)
+        if links.executable(anchor.attributes.get("href") or ""):
+            del anchor.attrs["href"]
+    return node.html or ""

@@ -12,6 +12,12 @@ MAX_URL = 2048
 MAX_ANCHOR = 300
 _SCHEMES = frozenset({"http", "https"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# Schemes whose link runs code, or opens a document the page carries, where it is followed.
+_EXECUTABLE = ("javascript:", "vbscript:", "data:")
+# What a browser strips from an href before reading its scheme (the URL standard): C0 controls
+# and spaces around it, tabs and newlines anywhere ("java\tscript:" is javascript:).
+_AROUND = "".join(chr(code) for code in range(0x21))
+_INSIDE = str.maketrans("", "", "\t\n\r")
 
 
 def normalize(url: str) -> str | None:
@@ -42,6 +48,13 @@ def resolve(base: str, href: str) -> str | None:
         return normalize(urljoin(base, href))
     except ValueError:
         return None
+
+
+def executable(href: str) -> bool:
+    """Whether following `href` runs code or opens an inline document, read as a browser reads
+    it: a page's content keeps such a link's text, not the link (a reader of its markdown or
+    HTML could run it)."""
+    return href.strip(_AROUND).translate(_INSIDE).lower().startswith(_EXECUTABLE)
 
 
 def base_url(tree: LexborHTMLParser, url: str) -> str:
