@@ -151,7 +151,8 @@ def stoplist_as_set() -> None:
     keys its cache of their lowercased set (justext.core.define_stoplist, an lru_cache) by it: a
     tuple's hash is computed at every call, 3.0-6.6 ms of each page read in default mode (once or
     twice a page); a frozenset's once. jusText lowercases either into the same set, so pages
-    read the same (tests/unit/test_extract_kinds.py)."""
+    read the same (tests/unit/test_extract_kinds.py). The set costs 6.6 MiB beside the tuple's
+    13.9 and jusText's lowercased set's 16.6, in a reader that has read a page in default mode."""
     from trafilatura import external
 
     with _INSTALLING:
