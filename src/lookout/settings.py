@@ -69,6 +69,9 @@ class Settings:
     # Seconds a page reader may sit idle before it exits (and with the last, the forkserver);
     # the next page starts them again. 0: they stay until shutdown.
     read_idle_s: float = _field("LOOKOUT_READ_IDLE_S", 60.0)
+    # How much lower than their parent's the readers' CPU priority is (Unix niceness, 0-19):
+    # reading is batch work, and a call's round trips wait behind it for a core.
+    read_nice: int = _field("LOOKOUT_READ_NICE", 10)
     user_agent: str = _field(
         "LOOKOUT_USER_AGENT", "LookoutBot/0.1 (+https://github.com/lookout; self-hosted)"
     )
@@ -212,6 +215,8 @@ def _check_accounts(settings: Settings) -> None:
         raise ConfigError(
             f"LOOKOUT_DEFAULT_CREDITS: expected 0 or more, got {settings.default_credits}"
         )
+    if not 0 <= settings.read_nice <= 19:
+        raise ConfigError(f"LOOKOUT_READ_NICE: expected 0 to 19, got {settings.read_nice}")
 
 
 def _cast(field: dataclasses.Field[Any], raw: str) -> Any:

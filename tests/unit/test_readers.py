@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from lookout.capabilities import content, readers
+from lookout.settings import Settings
 
 
 class _Rebuilt(Exception):
@@ -87,7 +88,27 @@ def _niceness() -> int:
 
 async def test_readers_run_at_a_lower_priority_than_their_parent(pool: readers.Pool) -> None:
     # Batch work: a call's round trips to Postgres and Redis and the event loop go first.
+    assert readers.NICE == 10
     assert await pool.run(_niceness) == min(19, os.nice(0) + readers.NICE)
+    level = readers.Pool(1, timeout_s=30.0, nice=0)  # LOOKOUT_READ_NICE=0
+    try:
+        assert await level.run(_niceness) == os.nice(0)
+    finally:
+        level.close()
+
+
+def test_the_readers_priority_is_a_setting() -> None:
+    required = {
+        "DATABASE_URL": "postgresql://db/lookout", "REDIS_URL": "redis://cache:6379/0",
+        "LOOKOUT_SECRET_KEY": "k", "LOOKOUT_PUBLIC_URL": "https://lookout.example.com",
+    }  # fmt: skip
+    readers.close()  # this process's pool, if an earlier test made one
+    made = readers.of(Settings.from_env({**required, "LOOKOUT_READ_NICE": "3"}))
+    try:
+        assert made.nice == 3
+    finally:
+        readers.close()
+    assert Settings.from_env(required).read_nice == readers.NICE
 
 
 async def test_the_readers_exception_comes_back_as_itself(pool: readers.Pool) -> None:

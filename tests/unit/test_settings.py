@@ -114,6 +114,13 @@ def test_starting_credits_may_be_zero_but_not_negative() -> None:
         Settings.from_env({**REQUIRED, "LOOKOUT_DEFAULT_CREDITS": "-5"})
 
 
+@pytest.mark.parametrize("value", ["-1", "20"])
+def test_the_readers_niceness_is_0_to_19(value: str) -> None:
+    assert Settings.from_env({**REQUIRED, "LOOKOUT_READ_NICE": "0"}).read_nice == 0
+    with pytest.raises(ConfigError, match="LOOKOUT_READ_NICE"):
+        Settings.from_env({**REQUIRED, "LOOKOUT_READ_NICE": value})
+
+
 @pytest.mark.parametrize(
     "name", ["LOOKOUT_SESSION_IDLE_HOURS", "LOOKOUT_SIGNUPS_PER_HOUR", "LOOKOUT_INVITE_DAYS"]
 )

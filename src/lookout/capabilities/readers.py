@@ -47,16 +47,19 @@ imports the reader again: 0.9 s of CPU, what `import lookout.capabilities.extrac
 interpreter; the reader's fork is milliseconds), on a reader thread, never on the event loop; a
 warm page took 43-95 ms. A process reading at least one page a minute never pays it.
 
-Priority: readers run at niceness +NICE (10). Reading is batch work; what waits on it does not:
-a verb call's round trips to Postgres and Redis, the event loop, other calls' fetches. At the
-same priority, the readers' CPU-bound pages make each of those wakeups wait for a core. Measured
-2026-12-06, readers at 0 and at 10 alternated in one hour: bench/door.py's added latency on a
-one-page call (a real article at 50 ms page latency) +9.2 / +9.5 % at 0, +8.0 / +3.5 % at 10,
-the bare handler's p50 61.9-63.5 ms either way; its article phase alone, four alternations of
-two rounds: the door's p50 71.1-72.6 ms against the bare handler's 63.7-65.9 at 0 (+9 to
-+13 %), 64.7-69.1 against 63.2-65.6 at 10 (+1 to +6 %). The readers still get every cycle
-nothing else wants: bench/scrape.py at 50 ms, alternated twice, 0.58 / 0.53x bare fetches at 0
-and 0.56 / 0.58x at 10 (synthetic), 0.52 / 0.53x and 0.54 / 0.58x (real articles).
+Priority: readers run at niceness +NICE (LOOKOUT_READ_NICE, 10; 0: their parent's). Reading is
+batch work; what waits on it does not: a verb call's round trips to Postgres and Redis, the
+event loop, other calls' fetches. At the same priority, the readers' CPU-bound pages make each
+of those wakeups wait for a core. Measured 2026-12-06, readers at 0 and at 10 alternated in one
+hour: bench/door.py's added latency on a one-page call (a real article at 50 ms page latency)
++9.2 / +9.5 % at 0, +8.0 / +3.5 % at 10, the bare handler's p50 61.9-63.5 ms either way; its
+article phase alone, 0 / 5 / 10 alternated four times (00:15): the door's p50 above the bare
+handler's by +6.4 ms on average at 0, +4.7 at 5, +3.1 at 10 (one 8.8 ms; bare 60.4-64.2). The
+readers still get every cycle nothing else wants: bench/scrape.py at 50 ms, alternated twice,
+0.58 / 0.53x bare fetches at 0 and 0.56 / 0.58x at 10 (synthetic), 0.52 / 0.53x and 0.54 /
+0.58x (real articles). What it costs: against a busy process at niceness 0 on the same core, a
+reader at 10 gets about a tenth of it (at 5, a quarter); a host that runs other busy work beside
+Lookout may want a lower value.
 
 Where: a page is read in the process that runs the call: the web process (inline calls of up
 to INLINE_PAGES pages, chat turns) and each worker process (jobs, watches). web.scrape reads its
@@ -136,8 +139,10 @@ class _Child:
 class Pool:
     """`size` reader processes; `run(function)` calls `function()` in one of them."""
 
-    def __init__(self, size: int, *, timeout_s: float = TIMEOUT_S, idle_s: float = IDLE_S) -> None:
-        self.size, self.timeout_s, self.idle_s = size, timeout_s, idle_s
+    def __init__(
+        self, size: int, *, timeout_s: float = TIMEOUT_S, idle_s: float = IDLE_S, nice: int = NICE
+    ) -> None:
+        self.size, self.timeout_s, self.idle_s, self.nice = size, timeout_s, idle_s, nice
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(PRELOAD)
         self._threads = concurrent.futures.ThreadPoolExecutor(size, thread_name_prefix="reader")
@@ -228,7 +233,9 @@ class Pool:
 
     def _start(self) -> _Child:
         parent, end = self._context.Pipe()
-        process = self._context.Process(target=_serve, args=(end,), name="reader", daemon=True)
+        process = self._context.Process(
+            target=_serve, args=(end, self.nice), name="reader", daemon=True
+        )
         process.start()
         end.close()
         child = _Child(process, parent)
@@ -298,7 +305,7 @@ class Pool:
         logger.warning("a reader process was stopped (exit code %s)", child.process.exitcode)
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, nice: int) -> None:
     """A child's life: run each function it is sent; answer (ok, result or error, CPU so far)."""
     # A Ctrl-C or a SIGTERM sent to the whole process group (a terminal, systemd's control
     # group) is for the parent: it lets its calls in flight finish, then closes our pipe.
@@ -309,8 +316,9 @@ def _serve(conn: Connection) -> None:
     # a while in the middle of some page, and it leaves the pages we share with the forkserver
     # unwritten. Measured 2026-12-06 (a reader after 40 pages of bench/corpus.py).
     gc.freeze()
-    with contextlib.suppress(OSError):  # raising one's own niceness is always allowed on Linux
-        os.nice(NICE)
+    if nice:
+        with contextlib.suppress(OSError):  # raising one's own niceness is allowed on Linux
+            os.nice(nice)
     while True:
         try:
             function = conn.recv()
@@ -350,12 +358,12 @@ _pool: Pool | None = None
 _pool_lock = threading.Lock()
 
 
-def pool(size: int, *, idle_s: float = IDLE_S) -> Pool:
+def pool(size: int, *, idle_s: float = IDLE_S, nice: int = NICE) -> Pool:
     """This process's pool, made with `size` readers on first use."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = Pool(size, timeout_s=TIMEOUT_S, idle_s=idle_s)
+            _pool = Pool(size, timeout_s=TIMEOUT_S, idle_s=idle_s, nice=nice)
             atexit.register(_pool.close)
         return _pool
 
@@ -363,7 +371,7 @@ def pool(size: int, *, idle_s: float = IDLE_S) -> Pool:
 def of(settings: Settings) -> Pool:
     """This process's pool, sized by the settings: LOOKOUT_READ_PROCESSES, else one per core."""
     size = settings.read_processes or default_size(settings.fetch_concurrency)
-    return pool(size, idle_s=settings.read_idle_s)
+    return pool(size, idle_s=settings.read_idle_s, nice=settings.read_nice)
 
 
 def current() -> Pool | None:
