@@ -54,7 +54,7 @@ of those wakeups wait for a core. Measured 2026-12-06, readers at 0 and at 10 al
 hour: bench/door.py's added latency on a one-page call (a real article at 50 ms page latency)
 +9.2 / +9.5 % at 0, +8.0 / +3.5 % at 10, the bare handler's p50 61.9-63.5 ms either way; its
 article phase alone, 0 / 5 / 10 alternated four times (00:15): the door's p50 above the bare
-handler's by +6.4 ms on average at 0, +4.7 at 5, +3.1 at 10 (one 8.8 ms; bare 60.4-64.2). The
+handler's by +6.4 ms on average at 0 (+3.6 to +8.8), +4.7 at 5, +3.1 at 10 (bare 60.4-64.2). The
 readers still get every cycle nothing else wants: bench/scrape.py at 50 ms, alternated twice,
 0.58 / 0.53x bare fetches at 0 and 0.56 / 0.58x at 10 (synthetic), 0.52 / 0.53x and 0.54 /
 0.58x (real articles). What it costs: against a busy process at niceness 0 on the same core, a
