@@ -15,6 +15,7 @@ import pytest
 
 from lookout.capabilities import content, readers
 from lookout.settings import Settings
+from tests.unit.test_settings import REQUIRED
 
 
 class _Rebuilt(Exception):
@@ -97,18 +98,15 @@ async def test_readers_run_at_a_lower_priority_than_their_parent(pool: readers.P
         level.close()
 
 
-def test_the_readers_priority_is_a_setting() -> None:
-    required = {
-        "DATABASE_URL": "postgresql://db/lookout", "REDIS_URL": "redis://cache:6379/0",
-        "LOOKOUT_SECRET_KEY": "k", "LOOKOUT_PUBLIC_URL": "https://lookout.example.com",
-    }  # fmt: skip
+async def test_the_readers_priority_is_a_setting() -> None:
     readers.close()  # this process's pool, if an earlier test made one
-    made = readers.of(Settings.from_env({**required, "LOOKOUT_READ_NICE": "3"}))
+    made = readers.of(Settings.from_env({**REQUIRED, "LOOKOUT_READ_NICE": "3"}))
     try:
         assert made.nice == 3
+        assert await made.run(_niceness) == min(19, os.nice(0) + 3)
     finally:
         readers.close()
-    assert Settings.from_env(required).read_nice == readers.NICE
+    assert Settings.from_env(REQUIRED).read_nice == readers.NICE
 
 
 async def test_the_readers_exception_comes_back_as_itself(pool: readers.Pool) -> None:

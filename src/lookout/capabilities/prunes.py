@@ -137,10 +137,15 @@ def _install() -> None:
     # An expression a module holds by name (baseline's BASIC_CLEAN_XPATH, which html2txt runs
     # on the whole page to decide on trafilatura's recall retry, and jusText's input): every
     # module holding it gets ours.
-    for name, expression in _module_expressions(etree.XPath).items():
+    held: dict[tuple[str, int], tuple[etree.XPath, list[ModuleType]]] = {}
+    for module in _trafilatura_modules():
+        for name, value in vars(module).items():
+            if isinstance(value, etree.XPath):
+                held.setdefault((name, id(value)), (value, []))[1].append(module)
+    for (name, _), (expression, modules) in held.items():
         if (ours := faster(expression)) is not None:
             REWRITTEN.append((name, None, expression.path, ours.path))
-            for module in _holders(expression):
+            for module in modules:
                 _SWAPPED.append((module, name, expression, ours))
                 setattr(module, name, ours)
 
@@ -158,26 +163,9 @@ def stoplist_as_set() -> None:
     with _INSTALLING:
         if not isinstance(external.JT_STOPLIST, frozenset):
             theirs = external.JT_STOPLIST or external.jt_stoplist_init()
-            _SWAPPED.append((external, "JT_STOPLIST", theirs, frozenset(theirs)))
-            _put(external, "JT_STOPLIST", _SWAPPED[-1][3])
-
-
-def _module_expressions(kind: type[etree.XPath]) -> dict[str, etree.XPath]:
-    """trafilatura's XPaths held by name in its modules (loaded with it), by name."""
-    return {
-        name: value
-        for module in _trafilatura_modules()
-        for name, value in vars(module).items()
-        if isinstance(value, kind)
-    }
-
-
-def _holders(expression: etree.XPath) -> list[ModuleType]:
-    return [
-        module
-        for module in _trafilatura_modules()
-        if any(value is expression for value in vars(module).values())
-    ]
+            ours = frozenset(theirs)
+            _SWAPPED.append((external, "JT_STOPLIST", theirs, ours))
+            _put(external, "JT_STOPLIST", ours)
 
 
 def _trafilatura_modules() -> list[ModuleType]:
