@@ -9,6 +9,7 @@ starting with the next, and the best round of each is compared with the bare han
 Variants:
 - as is: authentication, rate limit (Redis), reserve and settle (Postgres), envelope
 - no settle: the settle statement skipped (the reservation is reported as charged)
+- no reserve: the reserve statement skipped (the settle then finds no reservation)
 - no ledger: neither reserve nor settle
 - no rate limit: the Redis script skipped
 - no round trip: none of the three; what is left is the door's own Python (authentication from
@@ -40,6 +41,7 @@ import services
 SKIPS = {
     "as is": set(),
     "no settle": {"settle"},
+    "no reserve": {"reserve"},
     "no ledger": {"reserve", "settle"},
     "no rate limit": {"rate limit"},
     "no round trip": {"reserve", "settle", "rate limit"},

@@ -26,16 +26,20 @@ async def reserve(
 ) -> int | None:  # fmt: skip
     return await repo.reserve_credits(
         db, workspace_id=workspace_id, request_id=request_id, amount=amount, verb="web.scrape",
-        actor="test", deadline=dt.datetime.now(dt.UTC) + DEADLINE, key_id=key_id,
+        actor="test", deadline=_deadline(), key_id=key_id,
     )  # fmt: skip
+
+
+def _deadline() -> dt.datetime:
+    return dt.datetime.now(dt.UTC) + DEADLINE
 
 
 @pytest.mark.parametrize("with_key", [False, True], ids=["reserve", "reserve for a key"])
 async def test_a_reserve_does_not_wait_for_the_flush_and_is_seen_at_once(
     db: asyncpg.Pool, tenant_factory: TenantFactory, with_key: bool
 ) -> None:
-    # Given a workspace with 10 credits (and, for one case, an API key of its owner)
-    tenant = await tenant_factory(credits=10)
+    # Given a workspace with 12 credits (and, for one case, an API key of its owner)
+    tenant = await tenant_factory(credits=12)
     workspace_id = tenant.workspace.id
     key_id = None
     if with_key:
@@ -49,15 +53,25 @@ async def test_a_reserve_does_not_wait_for_the_flush_and_is_seen_at_once(
             balance = await reserve(conn, workspace_id, "call-1", 7, key_id)
             # Then that transaction's commit does not wait for the flush
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
+        # nor does that of two calls reserving together
+        async with conn.transaction():
+            together = await repo.reserve_credits_together(
+                conn, workspace_id=workspace_id, reserves=[
+                    ("call-2", 1, "web.scrape", "test", _deadline(), key_id),
+                    ("call-3", 1, "web.scrape", "test", _deadline(), key_id),
+                ],
+            )  # fmt: skip
+            assert await conn.fetchval("SHOW synchronous_commit") == "off"
         # and the connection's next transactions do again
         assert await conn.fetchval("SHOW synchronous_commit") == "on"
-        assert balance == 3
+        assert balance == 5
+        assert together == {"call-2": 3, "call-3": 3}  # the balance after both
 
         # And another session sees the reservation: the same ledger key takes nothing again,
         # and a new one cannot take more than what is left
         assert await reserve(other, workspace_id, "call-1", 1, key_id) is None
         with pytest.raises(errors.InsufficientCredits):
-            await reserve(other, workspace_id, "call-2", 4, key_id)
+            await reserve(other, workspace_id, "call-4", 4, key_id)
         assert await repo.get_balance(other, workspace_id=workspace_id) == 3
 
 

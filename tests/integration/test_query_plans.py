@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from typing import Any
@@ -80,6 +81,10 @@ async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url:
         job = await conn.fetchval("SELECT id FROM jobs WHERE status = 'queued' LIMIT 1")
         lookups = {
             "close_reservation": (workspace, "req-7", "settle", 1),
+            "reserve_credits_together": (
+                workspace, ["new-1", "new-2"], [1, 2], ["web.scrape"] * 2, ["t"] * 2,
+                [dt.datetime.now(dt.UTC)] * 2, [None, uuid.uuid4()],
+            ),
             "release_chat_lease": _release_args(run, workspace, "req-7"),
             "finish_run": (run, "succeeded", None),
             "renew_run_lease": (run, 60.0),

@@ -188,6 +188,39 @@ UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
 FROM entry, no_flush_wait WHERE credit_balances.workspace_id = $1
 RETURNING balance;
 
+-- name: reserve_credits_together
+-- reserve_credits (or reserve_credits_for_key, for a row with API key $7[n]) for several calls of
+-- workspace $1 in one statement ($2 request ids, $3 amounts, $4 verbs, $5 actors, $6 deadlines,
+-- $7 API keys or nulls, in step): the reserves a process was asked for while its previous one
+-- was being written (access/credits.py). One row per reservation taken (its request id, the
+-- balance after all of them); a ledger key seen before, asked twice, or a key that may not
+-- spend now takes nothing and has no row. The balance row is touched once, by the sum taken:
+-- when that sum is not there the CHECK aborts the whole statement, and each call reserves
+-- alone. The flush as reserve_credits; LIMIT as close_reservations'.
+WITH no_flush_wait AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true)
+), entry AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+    SELECT $1, s.request_id, 'reserve', -s.amount, s.verb, s.actor, s.deadline
+    FROM (SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[],
+                               $6::timestamptz[], $7::uuid[])
+          LIMIT cardinality($2::text[])) AS s(request_id, amount, verb, actor, deadline, key_id)
+    WHERE s.key_id IS NULL OR EXISTS (
+        SELECT FROM api_keys k
+        JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+        WHERE k.id = s.key_id AND k.workspace_id = $1 AND k.revoked_at IS NULL
+          AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes)
+    )
+    ON CONFLICT DO NOTHING
+    RETURNING request_id, amount
+), taken AS (
+    UPDATE credit_balances SET balance = balance + took.amount, updated_at = now()
+    FROM (SELECT sum(amount) AS amount FROM entry) took, no_flush_wait
+    WHERE credit_balances.workspace_id = $1 AND took.amount IS NOT NULL
+    RETURNING balance
+)
+SELECT entry.request_id, taken.balance FROM entry, taken;
+
 -- name: close_reservation
 -- Settle (return what was not used) or refund (return all) a reservation, once: the partial
 -- unique index credit_ledger_closed_once_key makes a second close of any kind a no-op. The

@@ -294,6 +294,21 @@ async def reserve_credits(
     return int(balance) if balance is not None else None
 
 
+async def reserve_credits_together(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    reserves: Sequence[tuple[str, int, str, str, dt.datetime, uuid.UUID | None]],
+) -> dict[str, int]:
+    """reserve_credits for each (request id, amount, verb, actor, deadline, API key or None) of
+    `reserves`, in one statement: the balance after all of them, by request id of each
+    reservation taken (none for a ledger key seen before, asked twice, or a key that may not
+    spend now). Raises InsufficientCredits when their sum is not there: nothing is taken."""
+    columns = [list(column) for column in zip(*reserves, strict=True)]
+    rows = await fetch(db, "reserve_credits_together", workspace_id, *columns)
+    return {row["request_id"]: int(row["balance"]) for row in rows}
+
+
 async def close_reservation(
     db: Executor, *, workspace_id: uuid.UUID, request_id: str, kind: str, charged: int
 ) -> int | None:
