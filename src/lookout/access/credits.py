@@ -2,13 +2,11 @@
 
 Every step is idempotent per (workspace, request id), and the balance can never go negative.
 
-Reserves, and closes (settles and refunds), of one workspace asked while the process is writing
-one of their kind go into the next statement together (`_Writer`): one round trip and one commit
-for all of them instead of one each. A write asked when none of its kind is being written is
-written at once (alone, as before, unless others were asked in the same turn of the event loop);
-each caller still gets its own answer before it returns, so nothing is reported charged, or run,
-before it is written. Reserves whose sum is not there take nothing together (the balance CHECK
-aborts the statement) and are each written alone, as a statement that fails is.
+Reserves, and closes (settles and refunds), of one workspace asked while the process writes one
+of their kind go into the next statement together (lookout.batching): one round trip and one
+commit for all of them instead of one each; each caller still gets its own answer before it
+returns, so nothing is reported charged, or run, before it is written. Reserves whose sum is not
+there take nothing together (the balance CHECK aborts the statement) and are each written alone.
 Measured with bench/door.py (16 concurrent calls of one API key, same machine, same hour): the
 door's own CPU a call went from 1.10 ms (one statement a close) to 0.85-0.99 ms in single runs and
 0.91 ms as the median of 3 rounds; closes went 1 to 14 a statement, ~4 on average. Alone a close
@@ -18,17 +16,15 @@ alternated with the commit before, twice): 1.37 / 1.33 -> 1.02 / 1.04 ms.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 
-from lookout import errors
+from lookout import batching, errors
 from lookout.access import keys
 from lookout.db import repo
 
@@ -54,7 +50,7 @@ async def reserve(
     when the key may not spend now; Conflict when this ledger key had already reserved."""
     deadline = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=hold_s)
     try:
-        balance = await _together(
+        balance = await batching.together(
             db, workspace_id, _RESERVES, (request_id, amount, verb, actor, deadline, key_id)
         )
     except errors.InsufficientCredits:
@@ -95,7 +91,7 @@ async def settle(
     db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str, reserved: int, charged: int
 ) -> int:
     """Charge `charged` (capped at the reservation), return the rest; the final charge."""
-    returned = await _together(db, workspace_id, _CLOSES, (request_id, "settle", charged))
+    returned = await batching.together(db, workspace_id, _CLOSES, (request_id, "settle", charged))
     if returned is not None:
         assert isinstance(returned, int)
         return reserved - returned
@@ -106,15 +102,14 @@ async def settle(
 
 async def refund(db: asyncpg.Pool, *, workspace_id: uuid.UUID, request_id: str) -> None:
     """Return the whole reservation (a failure is free); a no-op once settled or refunded."""
-    await _together(db, workspace_id, _CLOSES, (request_id, "refund", 0))
+    await batching.together(db, workspace_id, _CLOSES, (request_id, "refund", 0))
 
 
-# A write of the ledger for one workspace: a reserve (request id, amount, verb, actor,
-# deadline, API key or None) or a close (request id, kind, credits charged).
-Asked = tuple[Any, ...]
-
-
-async def _reserve_alone(db: asyncpg.Pool, workspace_id: uuid.UUID, asked: Asked) -> object:
+# Ledger writes for one workspace (see lookout.batching): a reserve is asked with (request id,
+# amount, verb, actor, deadline, API key or None), a close with (request id, kind, charged).
+async def _reserve_alone(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, asked: batching.Asked
+) -> object:
     request_id, amount, verb, actor, deadline, key_id = asked
     return await repo.reserve_credits(
         db, workspace_id=workspace_id, request_id=request_id, amount=amount, verb=verb,
@@ -123,14 +118,14 @@ async def _reserve_alone(db: asyncpg.Pool, workspace_id: uuid.UUID, asked: Asked
 
 
 async def _reserve_many(
-    db: asyncpg.Pool, workspace_id: uuid.UUID, batch: list[Asked]
+    db: asyncpg.Pool, workspace_id: uuid.UUID, batch: list[batching.Asked]
 ) -> list[object]:
     taken = await repo.reserve_credits_together(db, workspace_id=workspace_id, reserves=batch)
     # One row per reservation taken: a key asked twice has one, for the first asked.
     return [taken.pop(asked[0], None) for asked in batch]
 
 
-async def _close_alone(db: asyncpg.Pool, workspace_id: uuid.UUID, asked: Asked) -> object:
+async def _close_alone(db: asyncpg.Pool, workspace_id: uuid.UUID, asked: batching.Asked) -> object:
     request_id, kind, charged = asked
     return await repo.close_reservation(
         db, workspace_id=workspace_id, request_id=request_id, kind=kind, charged=charged
@@ -138,7 +133,7 @@ async def _close_alone(db: asyncpg.Pool, workspace_id: uuid.UUID, asked: Asked) 
 
 
 async def _close_many(
-    db: asyncpg.Pool, workspace_id: uuid.UUID, batch: list[Asked]
+    db: asyncpg.Pool, workspace_id: uuid.UUID, batch: list[batching.Asked]
 ) -> list[object]:
     written = await repo.close_reservations(db, workspace_id=workspace_id, closes=batch)
     found: dict[tuple[str, str], list[int]] = {}
@@ -148,100 +143,8 @@ async def _close_many(
     return [got.pop() if (got := found.get(asked[:2])) else None for asked in batch]
 
 
-@dataclasses.dataclass(frozen=True)
-class _Statement:
-    """How one kind of ledger write is written alone, and how several are written together
-    (one answer each, in order; raising: each is written alone)."""
-
-    alone: Callable[[asyncpg.Pool, uuid.UUID, Asked], Awaitable[object]]
-    many: Callable[[asyncpg.Pool, uuid.UUID, list[Asked]], Awaitable[list[object]]]
-
-
-_RESERVES = _Statement(_reserve_alone, _reserve_many)
-_CLOSES = _Statement(_close_alone, _close_many)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Ask:
-    asked: Asked
-    # What its statement answers for it, or _ALONE: its caller writes it alone.
-    answer: asyncio.Future[object]
-
-
-_ALONE = object()
-
-
-class _Writer:
-    """The writes of one kind (reserves, or closes) for one workspace asked while this process
-    writes one: its task writes those asked so far (in the same turn of the event loop: often
-    only the first), then all those asked meanwhile in one statement, and so on until none is
-    left; then it is gone. Per workspace, so a statement locks at most one balance row (two
-    processes' statements never wait on each other's rows in opposite orders)."""
-
-    def __init__(self, db: asyncpg.Pool, key: _Key, statement: _Statement) -> None:
-        self.db, self.key, self.workspace_id, self.statement = db, key, key[1], statement
-        self.asked: list[_Ask] = []
-        self.task: asyncio.Task[None] | None = None
-
-    async def write_all(self) -> None:
-        batch: list[_Ask] = []
-        try:
-            while self.asked:
-                batch, self.asked = self.asked, []
-                await self._write(batch)
-        finally:
-            if _writers.get(self.key) is self:
-                del _writers[self.key]
-            for ask in [*batch, *self.asked]:  # cancelled (its loop is closing)
-                if not ask.answer.done():
-                    ask.answer.set_result(_ALONE)
-
-    async def _write(self, batch: list[_Ask]) -> None:
-        if len(batch) == 1:
-            ask = batch[0]
-            try:
-                answer = await self.statement.alone(self.db, self.workspace_id, ask.asked)
-            except Exception as exc:
-                ask.answer.set_exception(exc)
-            else:
-                ask.answer.set_result(answer)
-            return
-        try:
-            answers = await self.statement.many(
-                self.db, self.workspace_id, [ask.asked for ask in batch]
-            )
-        except Exception:  # each caller writes its own again, and gets its own error
-            answers = [_ALONE] * len(batch)
-        for ask, answer in zip(batch, answers, strict=True):
-            ask.answer.set_result(answer)
-
-
-# By event loop too: `lookout dev-serve` runs its worker on a loop of its own, in another thread.
-_Key = tuple[asyncio.AbstractEventLoop, uuid.UUID, _Statement]
-_writers: dict[_Key, _Writer] = {}
-
-
-async def _together(
-    db: asyncpg.Pool, workspace_id: uuid.UUID, statement: _Statement, asked: Asked
-) -> object:
-    """`statement` for `asked` alone, or with the others of the workspace asked while this
-    process writes one of its kind (see _Writer)."""
-    loop = asyncio.get_running_loop()
-    key = (loop, workspace_id, statement)
-    writer = _writers.get(key)
-    if writer is not None and (writer.task is None or writer.task.done()):
-        writer = None  # its loop was closed before it ended (a test's loop)
-    if writer is not None and writer.db is not db:  # another pool (tests open several)
-        return await statement.alone(db, workspace_id, asked)
-    if writer is None:
-        writer = _writers[key] = _Writer(db, key, statement)
-        writer.task = asyncio.create_task(writer.write_all())
-    ask = _Ask(asked, loop.create_future())
-    writer.asked.append(ask)
-    answer = await asyncio.shield(ask.answer)
-    if answer is _ALONE:
-        return await statement.alone(db, workspace_id, asked)
-    return answer
+_RESERVES = batching.Statement(_reserve_alone, _reserve_many)
+_CLOSES = batching.Statement(_close_alone, _close_many)
 
 
 @dataclasses.dataclass
