@@ -1,9 +1,9 @@
 """Writes asked while one of their kind is being written go together into the next one.
 
-A hot write (a credit reservation or close, a rate-limit hit) asked when none of its kind is in
-flight is written at once: alone, unless others were asked in the same turn of the event loop.
+A hot write (a credit reservation, a settle or refund) asked when none of its kind is in flight
+is written at once: alone, unless others were asked in the same turn of the event loop.
 Those asked while it is in flight wait for it and are then written together in one statement:
-one round trip (and, in Postgres, one commit) for all of them instead of one each, where each
+one round trip and one commit for all of them instead of one each, where each
 would otherwise have waited for a connection or for the same row's lock. Each caller gets its
 own answer before it returns. A statement for several that raises leaves each caller to write
 its own alone, and so to get its own error.
