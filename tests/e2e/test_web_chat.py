@@ -46,6 +46,10 @@ async def sign_up(page: Page, base: str) -> str:
 async def say(page: Page, text: str) -> None:
     box = page.get_by_label("Message", exact=True)
     await box.fill(text)
+    # As a person does, send once the last answer is done: while a turn is on its way the button
+    # reads "Answering…" and Enter keeps the text. A tool card shows its page's title before the
+    # answer's text and its end arrive (CI once sent here that early: the text stayed unsent).
+    await expect(page.get_by_role("button", name="Send", exact=True)).to_be_enabled()
     await box.press("Enter")
 
 
