@@ -35,7 +35,10 @@ WHAT = (
 )
 
 KILLS = 10  # kills that land inside at least one turn
-MAX_KILLS = 16
+# Kills land at a random moment of the warm fire's length, and each fire's turns take 0.3-2 s at
+# random (slow_page): one CI run had 7 of 16 kills land after every turn had ended. Up to 30 tries
+# (~8 s each) keeps the test to its 10 kills inside a turn without changing what it checks.
+MAX_KILLS = 30
 WATCHES = 3  # chats whose turns run at once on the worker that is killed
 CHAT_LEASE_S = 4.0  # production: chat.lease.LEASE_S = 60
 RUN_LEASE_S = 6.0  # production: watches.runner.RUN_LEASE_S = 90
