@@ -44,7 +44,7 @@ async def together(target: Any, scope: Hashable, statement: Statement, asked: As
     if writer is not None and writer.target is not target:  # another pool (tests open several)
         return await statement.alone(target, scope, asked)
     if writer is None:
-        writer = _writers[key] = _Writer(target, key, statement)
+        writer = _writers[key] = _Writer(target, key)
         writer.task = asyncio.create_task(writer.write_all())
     ask = _Ask(asked, loop.create_future())
     writer.asked.append(ask)
@@ -68,8 +68,9 @@ class _Writer:
     """The writes of one kind and scope: its task writes those asked so far, then all those
     asked meanwhile in one statement, and so on until none is left; then it is gone."""
 
-    def __init__(self, target: Any, key: _Key, statement: Statement) -> None:
-        self.target, self.key, self.scope, self.statement = target, key, key[1], statement
+    def __init__(self, target: Any, key: _Key) -> None:
+        self.target, self.key = target, key
+        _, self.scope, self.statement = key
         self.asked: list[_Ask] = []
         self.task: asyncio.Task[None] | None = None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Coroutine
 from typing import Any
 
 import asyncpg
@@ -45,6 +46,18 @@ async def reserved(db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str) -
     return await repo.get_reserved(db, workspace_id=workspace_id, request_id=request_id)
 
 
+async def while_one_is_written(
+    db: asyncpg.Pool, workspace_id: uuid.UUID, *calls: Coroutine[Any, Any, None]
+) -> list[object]:
+    """The outcome of each of `calls`, asked at once while a reservation of 1 credit ("first")
+    is being written: they go into the next statement together."""
+    first = asyncio.ensure_future(reserve(db, workspace_id, "first", 1))
+    await asyncio.sleep(0)  # being written: the next ones are asked meanwhile
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    await first
+    return list(outcomes)
+
+
 async def test_concurrent_reserves_are_written_together_each_taking_its_own_amount(
     db: asyncpg.Pool, tenant_factory: TenantFactory, batches: list[list[str]]
 ) -> None:
@@ -75,14 +88,11 @@ async def test_reserves_beyond_the_balance_together_each_reserve_alone(
     # Given a workspace with 10 credits, and a call holding 1 of them
     tenant = await tenant_factory(credits=10)
     workspace_id = tenant.workspace.id
-    first = asyncio.ensure_future(reserve(db, workspace_id, "first", 1))
-    await asyncio.sleep(0)  # being written: the next ones are asked meanwhile
 
     # When six calls ask for 3 credits each at once (18 > 9 left)
-    outcomes = await asyncio.gather(
-        *(reserve(db, workspace_id, f"call-{n}", 3) for n in range(6)), return_exceptions=True
+    outcomes = await while_one_is_written(
+        db, workspace_id, *(reserve(db, workspace_id, f"call-{n}", 3) for n in range(6))
     )
-    await first
 
     # Then their statement together took nothing, and alone three of them fit and three are
     # told the credits are not there; the balance is 0, never below
@@ -101,20 +111,18 @@ async def test_reserves_beyond_the_balance_together_each_reserve_alone(
 async def test_a_ledger_key_asked_twice_together_is_reserved_once(
     db: asyncpg.Pool, tenant_factory: TenantFactory, batches: list[list[str]]
 ) -> None:
-    # Given a workspace with 10 credits, and a call being reserved
+    # Given a workspace with 10 credits
     tenant = await tenant_factory(credits=10)
     workspace_id = tenant.workspace.id
-    first = asyncio.ensure_future(reserve(db, workspace_id, "first", 1))
-    await asyncio.sleep(0)
 
     # When one ledger key is reserved twice at the same moment, with another call's
-    outcomes = await asyncio.gather(
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
         reserve(db, workspace_id, "twice", 4),
         reserve(db, workspace_id, "twice", 4),
         reserve(db, workspace_id, "other", 2),
-        return_exceptions=True,
     )
-    await first
 
     # Then in one statement the first asked took its credits and the second was refused as
     # already charged; the other call took its own
@@ -137,17 +145,15 @@ async def test_a_key_that_may_not_spend_is_refused_in_a_statement_with_others(
     ]
     full, reader, gone = made
     await repo.revoke_api_key(db, key_id=gone, workspace_id=workspace_id)
-    first = asyncio.ensure_future(reserve(db, workspace_id, "first", 1))
-    await asyncio.sleep(0)
 
     # When the three keys reserve at the same moment
-    outcomes = await asyncio.gather(
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
         reserve(db, workspace_id, "by-full", 2, full),
         reserve(db, workspace_id, "by-reader", 2, reader),
         reserve(db, workspace_id, "by-gone", 2, gone),
-        return_exceptions=True,
     )
-    await first
 
     # Then, written together, the full key's call took its credits and the others took nothing,
     # each told why
