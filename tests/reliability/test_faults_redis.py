@@ -25,6 +25,7 @@ from aiohttp import web
 from httpx_sse import aconnect_sse
 
 from lookout import redis_client
+from lookout.access import ratelimit
 from lookout.chat import events, stream_ids
 from tests.reliability import faults_load, faults_report, faults_stack, faults_watches
 from tests.reliability.conftest import FaultStack
@@ -331,3 +332,28 @@ def _wall(monotonic: float) -> float:
 
 def events_client(stack: FaultStack) -> Any:
     return aioredis.Redis.from_url(stack.settings.redis_url)
+
+
+async def test_a_process_scripts_carry_on_after_a_restart(tmp_path: Any) -> None:
+    # Given a process's client whose script lane has five connections
+    server = faults_stack.Redis(tmp_path / "redis")
+    client = redis_client.connect(server.url)
+    subject = f"key:{uuid.uuid4()}"
+    try:
+        await asyncio.gather(*(ratelimit.hit(client, subject=subject, limit=100) for _ in range(5)))
+        assert len(client.lane.idle) == 5
+        # When redis-server restarts (its connections gone, its scripts forgotten)
+        await asyncio.to_thread(server.stop)
+        await asyncio.to_thread(server.start)
+        # Then the next calls are answered (through redis-py's retries), each counted once
+        decisions = await asyncio.gather(
+            *(ratelimit.hit(client, subject=subject, limit=100) for _ in range(5)),
+            return_exceptions=True,
+        )
+        again = await ratelimit.hit(client, subject=subject, limit=100)
+    finally:
+        await client.aclose()
+        server.stop()
+    assert all(isinstance(d, ratelimit.Decision) for d in decisions), decisions
+    assert sorted(d.remaining for d in decisions) == [90, 91, 92, 93, 94]  # type: ignore[union-attr]
+    assert again.remaining == 89
