@@ -49,7 +49,7 @@ def _split_async(body: Any) -> tuple[Any, bool]:
 
 
 def _response(outcome: invoke.Outcome) -> web.Response:
-    return web.json_response(outcome.envelope(), status=outcome.status, headers=outcome.headers)
+    return common.json_response(outcome.envelope(), status=outcome.status, headers=outcome.headers)
 
 
 def verb_handler(verb: registry.Verb) -> Handler:
@@ -95,7 +95,7 @@ async def _idempotent(
     replay = await idempotency.begin(db, scope, fingerprint=fingerprint)
     if replay is not None:
         replayed = {"Idempotent-Replayed": "true"}
-        return web.json_response(replay.body, status=replay.status, headers=replayed)
+        return common.json_response(replay.body, status=replay.status, headers=replayed)
     try:
         response = _response(await _invoke(request, verb, body, principal, run_async))
     except errors.LookoutError as exc:
@@ -108,6 +108,6 @@ async def _idempotent(
 
 
 def _body(response: web.Response) -> dict[str, Any]:
-    assert response.text is not None
-    parsed: dict[str, Any] = json.loads(response.text)
+    assert isinstance(response.body, bytes)
+    parsed: dict[str, Any] = json.loads(response.body)
     return parsed
