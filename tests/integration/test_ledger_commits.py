@@ -97,8 +97,18 @@ async def test_closes_do_not_wait_for_the_flush(
             )
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         assert await conn.fetchval("SHOW synchronous_commit") == "on"
+        # nor that of closes and reserves written together
+        async with conn.transaction():
+            taken, closed = await repo.write_ledger_together(
+                conn, workspace_id=workspace_id,
+                reserves=[("d", 1, "web.scrape", "test", _deadline(), None)],
+                closes=[("c", "settle", 1)],
+            )  # fmt: skip
+            assert await conn.fetchval("SHOW synchronous_commit") == "off"
+        assert await conn.fetchval("SHOW synchronous_commit") == "on"
 
     # Then each gave back what it did not use, and the balance says so
     assert alone == 3
     assert sorted(together) == [("b", "settle", 0), ("c", "refund", 5)]
-    assert await repo.get_balance(db, workspace_id=workspace_id) == 20 - 2 - 5
+    assert (taken, closed) == ({"d": 20 - 2 - 5 - 1}, [])  # "c" was closed already
+    assert await repo.get_balance(db, workspace_id=workspace_id) == 20 - 2 - 5 - 1

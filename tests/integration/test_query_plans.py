@@ -85,6 +85,10 @@ async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url:
                 workspace, ["new-1", "new-2"], [1, 2], ["web.scrape"] * 2, ["t"] * 2,
                 [dt.datetime.now(dt.UTC)] * 2, [None, uuid.uuid4()],
             ),
+            "write_ledger_together": (
+                workspace, ["new-3"], [1], ["web.scrape"], ["t"], [dt.datetime.now(dt.UTC)],
+                [uuid.uuid4()], ["req-7", "req-8"], ["settle", "refund"], [1, 0],
+            ),
             "release_chat_lease": _release_args(run, workspace, "req-7"),
             "finish_run": (run, "succeeded", None),
             "renew_run_lease": (run, 60.0),

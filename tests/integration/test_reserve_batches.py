@@ -1,6 +1,7 @@
-"""Reserves of one workspace asked while one is being written go into one statement together:
-each call still takes exactly its own amount or is refused for its own reason, the balance
-never goes negative, and a ledger key still reserves once."""
+"""Reserves of one workspace asked while one is being written go into one statement together,
+with the closes (settles, refunds) asked meanwhile: each call still takes exactly its own
+amount or is refused for its own reason, each close gives back exactly what was not used, the
+balance never goes negative, and a ledger key still reserves once and closes once."""
 
 from __future__ import annotations
 
@@ -40,6 +41,26 @@ def batches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     monkeypatch.setattr(repo, "reserve_credits_together", spy)
     return written
+
+
+@pytest.fixture
+def mixed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], list[str]]]:
+    """(reserve request ids, close request ids) of every statement written for both kinds."""
+    written: list[tuple[list[str], list[str]]] = []
+    together = repo.write_ledger_together
+
+    async def spy(db: Any, *, workspace_id: uuid.UUID, reserves: Any, closes: Any) -> Any:
+        written.append(([asked[0] for asked in reserves], [asked[0] for asked in closes]))
+        return await together(db, workspace_id=workspace_id, reserves=reserves, closes=closes)
+
+    monkeypatch.setattr(repo, "write_ledger_together", spy)
+    return written
+
+
+async def settle(db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str, charged: int) -> int:
+    return await credits.settle(
+        db, workspace_id=workspace_id, request_id=request_id, reserved=0, charged=charged
+    )
 
 
 async def reserved(db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str) -> int | None:
@@ -166,3 +187,118 @@ async def test_a_key_that_may_not_spend_is_refused_in_a_statement_with_others(
         None,
     ]
     assert await repo.get_balance(db, workspace_id=workspace_id) == 10 - 1 - 2
+
+
+async def test_reserves_and_closes_asked_meanwhile_are_written_in_one_statement(
+    db: asyncpg.Pool, tenant_factory: TenantFactory, mixed: list[tuple[list[str], list[str]]]
+) -> None:
+    # Given a workspace with 100 credits and three reservations of 10 credits each
+    tenant = await tenant_factory(credits=100)
+    workspace_id = tenant.workspace.id
+    for name in ("a", "b", "c"):
+        await reserve(db, workspace_id, name, 10)
+
+    # When, while a reservation of 1 is written, two new calls reserve, "a" is settled using 4
+    # of its 10, "b" using all 10 and "c" is refunded, all at once
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
+        reserve(db, workspace_id, "new-1", 7),
+        settle(db, workspace_id, "a", 4),
+        reserve(db, workspace_id, "new-2", 5),
+        settle(db, workspace_id, "b", 10),
+        credits.refund(db, workspace_id=workspace_id, request_id="c"),
+    )
+
+    # Then they were written in one statement; each reserve took its own amount, each close
+    # gave back what its call did not use (a settle answers minus what it gave back), and the
+    # balance moved by exactly that
+    assert mixed == [(["new-1", "new-2"], ["a", "b", "c"])]
+    assert outcomes == [None, -6, None, 0, None]
+    assert [await reserved(db, workspace_id, name) for name in ("new-1", "new-2")] == [7, 5]
+    assert await repo.get_balance(db, workspace_id=workspace_id) == 100 - 30 - 1 - 7 - 5 + 6 + 10
+    charges = [
+        await repo.get_charge(db, workspace_id=workspace_id, request_id=name)
+        for name in ("a", "b", "c")
+    ]
+    assert charges == [4, 10, 0]
+
+
+async def test_a_reserve_is_taken_when_the_closes_beside_it_give_back_as_much(
+    db: asyncpg.Pool, tenant_factory: TenantFactory, mixed: list[tuple[list[str], list[str]]]
+) -> None:
+    # Given a workspace with 20 credits and a reservation of 6 credits
+    tenant = await tenant_factory(credits=20)
+    workspace_id = tenant.workspace.id
+    await reserve(db, workspace_id, "old", 6)
+
+    # When a new call reserves 6 while the old one is refunded (the balance moves by 0)
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
+        reserve(db, workspace_id, "new", 6),
+        credits.refund(db, workspace_id=workspace_id, request_id="old"),
+    )
+
+    # Then, in one statement, the reservation is taken (not refused) and the refund written
+    assert mixed == [(["new"], ["old"])]
+    assert outcomes == [None, None]
+    assert await reserved(db, workspace_id, "new") == 6
+    assert await repo.get_charge(db, workspace_id=workspace_id, request_id="old") == 0
+    assert await repo.get_balance(db, workspace_id=workspace_id) == 20 - 1 - 6
+
+
+async def test_reserves_beyond_the_balance_with_closes_are_each_written_alone(
+    db: asyncpg.Pool, tenant_factory: TenantFactory, mixed: list[tuple[list[str], list[str]]]
+) -> None:
+    # Given a workspace with 10 credits, 6 of them held by a call that will use 2
+    tenant = await tenant_factory(credits=10)
+    workspace_id = tenant.workspace.id
+    await reserve(db, workspace_id, "held", 6)
+
+    # When, while a reservation of 1 is written, the held call settles and three calls ask for
+    # 3 credits each (9 > 3 left + 4 given back)
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
+        settle(db, workspace_id, "held", 2),
+        *(reserve(db, workspace_id, f"call-{n}", 3) for n in range(3)),
+    )
+
+    # Then their statement together wrote nothing, and alone the settle was written, two of the
+    # three fit and one is told the credits are not there; the balance is 1, never below
+    assert mixed == [(["call-0", "call-1", "call-2"], ["held"])]
+    assert outcomes[0] == -4
+    refused = [
+        outcome for outcome in outcomes[1:] if isinstance(outcome, errors.InsufficientCredits)
+    ]
+    assert (outcomes[1:].count(None), len(refused)) == (2, 1), outcomes
+    assert await repo.get_charge(db, workspace_id=workspace_id, request_id="held") == 2
+    assert await repo.get_balance(db, workspace_id=workspace_id) == 10 - 1 - 2 - 6
+
+
+async def test_a_key_reserved_twice_and_a_close_asked_twice_beside_it_each_happen_once(
+    db: asyncpg.Pool, tenant_factory: TenantFactory, mixed: list[tuple[list[str], list[str]]]
+) -> None:
+    # Given a workspace with 30 credits and a reservation of 5 under "used"
+    tenant = await tenant_factory(credits=30)
+    workspace_id = tenant.workspace.id
+    await reserve(db, workspace_id, "used", 5)
+
+    # When "used" is reserved again (a replayed ledger key) and settled twice, beside a new call
+    outcomes = await while_one_is_written(
+        db,
+        workspace_id,
+        reserve(db, workspace_id, "used", 5),
+        settle(db, workspace_id, "used", 3),
+        settle(db, workspace_id, "used", 3),
+        reserve(db, workspace_id, "fresh", 4),
+    )
+
+    # Then the replay takes nothing (already charged), the settle is written once (the second
+    # reports what the first charged), and the new call takes its own
+    assert mixed == [(["used", "fresh"], ["used", "used"])]
+    assert isinstance(outcomes[0], errors.Conflict)
+    assert outcomes[1:] == [-2, 3, None]
+    assert await repo.get_charge(db, workspace_id=workspace_id, request_id="used") == 3
+    assert await repo.get_balance(db, workspace_id=workspace_id) == 30 - 5 + 2 - 1 - 4

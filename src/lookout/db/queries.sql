@@ -281,6 +281,55 @@ WITH no_flush_wait AS MATERIALIZED (
 )
 SELECT request_id, kind, amount AS returned FROM entry, no_flush_wait;
 
+-- name: write_ledger_together
+-- reserve_credits_together and close_reservations in one statement: the reserves ($2-$7, as
+-- there) and the closes ($8-$10, as there) of workspace $1 asked while one of its ledger writes
+-- was in flight (access/credits.py): one round trip and one commit for both kinds. Rows:
+-- ('reserve', request id, the balance after all) for each reservation taken, (kind, request id,
+-- credits given back) for each close written. A close's reservation was written before it was
+-- asked (its call ran), so it is never one of this statement's own. The balance row is touched
+-- once, by what the reserves took and the closes gave back together: when that is not there
+-- the CHECK aborts the whole statement, and each is written alone. The flush as the two.
+WITH no_flush_wait AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true)
+), reserved AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
+    SELECT $1, s.request_id, 'reserve', -s.amount, s.verb, s.actor, s.deadline
+    FROM (SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[],
+                               $6::timestamptz[], $7::uuid[])
+          LIMIT cardinality($2::text[])) AS s(request_id, amount, verb, actor, deadline, key_id)
+    WHERE s.key_id IS NULL OR EXISTS (
+        SELECT FROM api_keys k
+        JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
+        WHERE k.id = s.key_id AND k.workspace_id = $1 AND k.revoked_at IS NULL
+          AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes)
+    )
+    ON CONFLICT DO NOTHING
+    RETURNING request_id, amount
+), closed AS (
+    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)
+    SELECT $1, s.request_id, s.kind, r.amount - least(s.charged, r.amount), r.verb, r.actor
+    FROM (SELECT * FROM unnest($8::text[], $9::text[], $10::bigint[])
+          LIMIT cardinality($8::text[])) AS s(request_id, kind, charged)
+    CROSS JOIN LATERAL (
+        SELECT -amount AS amount, verb, actor FROM credit_ledger
+        WHERE workspace_id = $1 AND request_id = s.request_id AND kind = 'reserve'
+        LIMIT 1
+    ) r
+    ON CONFLICT DO NOTHING
+    RETURNING request_id, kind, amount
+), moved AS (
+    UPDATE credit_balances SET balance = balance + sums.amount, updated_at = now()
+    FROM (SELECT coalesce((SELECT sum(amount) FROM reserved), 0)
+               + coalesce((SELECT sum(amount) FROM closed), 0) AS amount,
+                 EXISTS (SELECT FROM reserved) AS taken) sums, no_flush_wait
+    WHERE credit_balances.workspace_id = $1 AND (sums.amount <> 0 OR sums.taken)
+    RETURNING balance
+)
+SELECT 'reserve' AS kind, request_id, (SELECT balance FROM moved) AS amount FROM reserved
+UNION ALL
+SELECT kind, request_id, amount FROM closed;
+
 -- name: get_charge
 -- What a closed request cost: reserved minus returned (null while still open).
 SELECT (sum(-amount) FILTER (WHERE kind IN ('reserve', 'settle', 'refund')))::bigint AS charged,

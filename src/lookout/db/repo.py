@@ -330,6 +330,28 @@ async def close_reservations(
     return [(row["request_id"], row["kind"], int(row["returned"])) for row in rows]
 
 
+async def write_ledger_together(
+    db: Executor,
+    *,
+    workspace_id: uuid.UUID,
+    reserves: Sequence[tuple[str, int, str, str, dt.datetime, uuid.UUID | None]],
+    closes: Sequence[tuple[str, str, int]],
+) -> tuple[dict[str, int], list[tuple[str, str, int]]]:
+    """reserve_credits_together for `reserves` and close_reservations for `closes` (both
+    non-empty), in one statement: (their answers, as the two give them). Raises
+    InsufficientCredits when what the reserves take is not there: nothing is written."""
+    reserved = [list(column) for column in zip(*reserves, strict=True)]
+    closing = [list(column) for column in zip(*closes, strict=True)]
+    rows = await fetch(db, "write_ledger_together", workspace_id, *reserved, *closing)
+    taken = {row["request_id"]: int(row["amount"]) for row in rows if row["kind"] == "reserve"}
+    closed = [
+        (row["request_id"], row["kind"], int(row["amount"]))
+        for row in rows
+        if row["kind"] != "reserve"
+    ]
+    return taken, closed
+
+
 async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
     row = await fetchrow(db, "get_charge", workspace_id, request_id)
     if row is None or not row["closed"]:
