@@ -54,11 +54,12 @@ class Client(aioredis.Redis):
     """redis-py's client, with a lane for Script's EVALSHA: connections of its own, used one
     command at a time and put back once their answer is read. redis-py spends ~200 us of CPU
     on a script call here (its pool's lock, timeout and observability records, a readiness
-    check of the socket, the retry and deprecation wrappers); the lane ~100 us
-    (2026-12-07, 20,000 calls of the rate limiter's script, 16 at once: the first of the REST
-    door's round trips, bench/door.py). Whatever the lane cannot answer in step (a connection
-    lost, as after a Redis restart; a script Redis no longer knows) is asked again through
-    redis-py, with its retries and its loading of the script."""
+    check of the socket, the retry and deprecation wrappers), the lane ~125 us (2026-12-07,
+    20,000 calls of the rate limiter's ratelimit.hit, 16 at once; the REST door's first round
+    trip: its own CPU a call 1.07 -> 0.89 and 1.16 -> 1.01 ms, bench/_door_ab.py). Whatever
+    the lane cannot answer in step (a connection lost, as after a Redis restart; a script
+    Redis no longer knows) is asked again through redis-py, with its retries and its loading
+    of the script."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -121,6 +122,8 @@ class _Lane:
     async def close(self) -> None:
         self.closed = True
         idle, self.idle = self.idle, []
+        if self.loop is not asyncio.get_running_loop():
+            return  # closed from another loop: its connections' transports are that loop's
         for conn in idle:
             await conn.disconnect(nowait=True)
 
