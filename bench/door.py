@@ -19,7 +19,7 @@ bare first in odd rounds and door first in even ones. The door's own CPU is the 
 round's door minus that round's bare: this machine's speed drifts within a minute (the bare
 handler's CPU a request moved 1.6 -> 2.8 ms between runs minutes apart, and one round's own
 CPU between 0.5 and 1.4 ms), so many short rounds, each compared with its neighbour, say more
-than three long ones (3 x 5 s, medians apart: 0.94-1.71 ms over seven runs of the same code).
+than three long ones (3 x 5 s, medians apart: 0.94-1.71 ms over six runs of the same code).
 """
 
 from __future__ import annotations
