@@ -7,6 +7,8 @@ import gzip
 import re
 from pathlib import Path
 
+import pytest
+
 from lookout.capabilities import charsets, content, extract
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "wcxb"
@@ -137,3 +139,60 @@ def test_empty_list_items_go_and_code_blocks_stay_as_they_are() -> None:
     assert "```\nitems:\n-\n- a\n```" in markdown
     assert "See [the chart](https://example.com/y)." in markdown
     assert "[](" not in markdown and "[ ](" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("fid", "url", "kept"),
+    [
+        (  # WooCommerce: Yoast's graph says Article, WooCommerce's says Product
+            "0592",
+            "https://www.forestwholefoods.co.uk/product/organic-sunflower-seeds/",
+            ["# Organic EU Sunflower Seeds", "From: £2.98",
+             "Organic sunflower seeds start as the centre of the beautiful, bright yellow"],
+        ),
+        (
+            "0594",
+            "https://nordrepublic.com/product/nord-zero/",
+            ["# Minimalist Sandals Nörd Zero", "99,90€", "Rated **4.76** out of 5"],
+        ),
+    ],
+)  # fmt: skip
+def test_a_shop_page_that_also_says_it_is_an_article_keeps_its_product_s_name_and_price(
+    fid: str, url: str, kept: list[str]
+) -> None:
+    # Read as an article, the page was the product's description alone: no name, no price.
+    page = gzip.decompress((CORPUS / "sample" / "html" / f"{fid}.html.gz").read_bytes())
+
+    markdown = extract.extract(page, url=url).markdown or ""
+
+    for text in kept:
+        assert text in markdown
+    assert "Related products" not in markdown and "You may also like" not in markdown
+
+
+_SHOP = """<html><head><script type="application/ld+json">{"@graph": [
+{"@type": "Article", "headline": "Trail tent"}, {"@type": "Product", "name": "Trail Tent 2P",
+"offers": {"price": "249.00", "availability": "https://schema.org/InStock"}}]}</script></head>
+<body><div class="top"><h1>Outdoor Shop</h1><p>Free delivery on orders over 50 pounds.</p></div>
+<div class="product"><div class="summary"><h1>Trail Tent 2P</h1><p class="price">£249.00</p>
+<p class="stock">In stock</p></div><div class="tabs">
+<div class="panel entry-content" id="tab-description"><h2>Description</h2>
+<p>A two person tent for long trails, with a porch for boots and packs, pitched in five
+minutes by one person. Its flysheet is silicone coated and sheds rain all night long.</p>
+<p>The inner tent hangs from the poles, so it stays dry when pitched in the rain, and packs
+small enough to carry on a bicycle or in a day pack for a weekend away in the hills.</p>
+</div></div></div></body></html>"""
+
+
+def test_a_product_s_name_block_is_its_own_heading_not_the_shop_s() -> None:
+    html = _SHOP.encode()
+
+    text = extract.extract(html, url="https://example.com/tent", formats=("text",)).text or ""
+
+    assert text.startswith("Trail Tent 2P\n\n£249.00\n\nIn stock\n\n")
+    assert "A two person tent for long trails" in text
+    assert "Outdoor Shop" not in text and "Free delivery" not in text
+    # Where the article already names the product, nothing is added before it.
+    said = _SHOP.replace("<h2>Description</h2>", "<h2>Trail Tent 2P</h2>").encode()
+    again = extract.extract(said, url="https://example.com/tent", formats=("text",)).text or ""
+    assert "£249.00" not in again and again.startswith("Trail Tent 2P\n\nA two person tent")

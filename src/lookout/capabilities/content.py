@@ -58,7 +58,17 @@ and no paragraph of prose (PROSE_WORDS: a product, a calendar). A page that says
 (og:type, schema.org @type) takes trafilatura's; one that says it is a product, event, listing,
 menu... takes its region without running trafilatura. A word-count rule instead (fewer than 100
 words kept) misfired on three short real articles (F1 0.940). On the 181 articles, all 181 take
-trafilatura's (bench/extract.py prints the count).
+trafilatura's (bench/extract.py prints the count). A shop's page can say it is both (WordPress
+SEO plugins put an Article in every page's schema.org graph, WooCommerce a Product): it takes
+trafilatura's, which on such a page is the product's description, without the product's name,
+price or availability (3 of the 29 product pages of bench/kinds.py's sample). There the block
+that names the product goes first: the first <h1> that says a name the page gives its product
+(schema.org Product name, og:title of an og:type product), with its ancestors up to the one
+beside where the article starts (a shop's summary: name, price, stock, rating). bench/kinds.py,
+2026-12-07: those 3 pages keep name and price; dev products F1 0.580 -> 0.567 (WCXB's truth for
+them is the description alone: 1.00 -> 0.97 and 0.50 -> 0.45), dev 0.721 -> 0.720; none of the
+other 1,137 readings of the corpora (tests/corpus, bench/corpus.py; main content and whole page)
+changes.
 
 Non-article pages are measured by bench/kinds.py: 174 real pages of Murrough Foley's
 web-content-extraction-benchmark (CC-BY-4.0; products, category pages, listings, forums,
@@ -111,7 +121,7 @@ from typing import TYPE_CHECKING, Literal
 from lookout.capabilities import links, lists, nesting, prunes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
     from lxml import etree
     from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -123,6 +133,8 @@ MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 # A page streams a few dozen parts (52 on a real product page).
 MAX_STREAMED_PARTS = 200
+OPENING_WORDS = 5  # the start of an article's first block, to find where it is in the page
+_BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "td", "dd")
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
 # og:type and schema.org @type values, lowercased.
 _ARTICLES = frozenset(
@@ -217,23 +229,76 @@ def check_nesting(document: str) -> None:
 
 
 def main_html(
-    tree: LexborHTMLParser, kinds: frozenset[str] = frozenset(), *, tags: int = 0
+    tree: LexborHTMLParser,
+    kinds: frozenset[str] = frozenset(),
+    *,
+    tags: int = 0,
+    names: Collection[str] = (),
 ) -> tuple[str, str, Path]:
     """(HTML, text) of the page's own content and which path found it. `tree` is pruned of
-    JUNK already; chrome is removed from it in place. `kinds`: what the page says it is. The
-    text joins text nodes with nothing between them: wrapping or splitting elements (markup
-    only) cannot change it, a change of the words does. `tags`: how many start tags the page's
-    source has (cheaper to count than lexbor's elements)."""
+    JUNK already; chrome is removed from it in place. `kinds`: what the page says it is;
+    `names`: what it says its product is called (metadata.read_with_kinds). The text joins
+    text nodes with nothing between them: wrapping or splitting elements (markup only) cannot
+    change it, a change of the words does. `tags`: how many start tags the page's source has
+    (cheaper to count than lexbor's elements)."""
     declared = _declared(kinds)
     small = tags <= MAX_ELEMENTS
     drop_chrome(tree)  # trafilatura drops it too, after parsing it: 15-30 % of its time here
     found = _extract(tree.html or "", tree) if small and declared != "other" else None
     if found is not None and declared == "article" and not found.empty:
-        return found.html, found.text, "article"  # the page says it is one: no region needed
+        # The page says it is one: no region needed. A shop's page may say it is an article
+        # and a product: the product's name, price and availability go with its description.
+        named = _naming_block(tree, found, names) if names else None
+        if named is not None:
+            html = found.html.replace("<body>", "<body>" + _html(named), 1)
+            return html, _text(named) + " " + found.text, "article"
+        return found.html, found.text, "article"
     region = region_of(tree)
     if found is None or not _prefer_article(found, region):
         return _html(region), _text(region), "region"
     return found.html, found.text, "article"
+
+
+def _naming_block(
+    tree: LexborHTMLParser, article: Article, names: Collection[str]
+) -> LexborNode | None:
+    """On a page that says it is a product, the block that names the product, when
+    trafilatura's article (the product's description, on such a page) leaves the name out: the
+    first <h1> that says one of `names`, with what is around it up to where the article starts
+    (a shop's summary: name, price, availability, rating, short description). The heading alone
+    if the article's start is not found above it; None if the article has the name."""
+    wanted = [_squash(name) for name in names]
+    heading = next(
+        (
+            node
+            for node in tree.css("h1")
+            if (said := _squash(node.text(separator=" ")))
+            and any(said in name or name in said for name in wanted if len(name) >= 3)
+        ),
+        None,
+    )
+    if heading is None or _squash(heading.text(separator=" ")) in _squash(article.spoken):
+        return None
+    opening = _opening(article)
+    block = heading
+    while opening and (parent := block.parent) is not None and parent.tag != "body":
+        if opening in _squash(parent.text(separator=" ")):
+            return block
+        block = parent
+    return heading
+
+
+def _opening(article: Article) -> str:
+    """The first words of the article's first block of a few words, to find it in the page."""
+    for node in article.tree.iter(*_BLOCKS):
+        words = " ".join(node.itertext()).split()
+        if len(words) >= OPENING_WORDS:
+            return _squash(" ".join(words[:OPENING_WORDS]))
+    return ""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def _declared(kinds: frozenset[str]) -> str | None:
@@ -271,9 +336,13 @@ class Article:
     tree: etree._Element = dataclasses.field(repr=False, compare=False)  # html > body > blocks
 
     @functools.cached_property
+    def spoken(self) -> str:
+        """The article's text, its text nodes apart (`text` joins them as they are)."""
+        return " ".join(self.tree.itertext())
+
+    @functools.cached_property
     def words(self) -> int:
-        """Words of the article's text (its text nodes apart: `text` joins them as they are)."""
-        return _words(" ".join(self.tree.itertext()))
+        return _words(self.spoken)
 
     @property
     def empty(self) -> bool:

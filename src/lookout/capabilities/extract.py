@@ -79,16 +79,16 @@ def extract(
     tree = _tree(document)
     base = links.base_url(tree, url)
     found = links.page_links(tree, base, MAX_LINKS) if "links" in formats else []
-    about, kinds = metadata.read_with_kinds(tree, base)
+    about, kinds, names = metadata.read_with_kinds(tree, base)
     unscripted = _noscript_words(tree) if "<noscript" in document else 0
-    main, words = _content(tree, document, kinds, only_main_content)
+    main, words = _content(tree, document, kinds, names, only_main_content)
     if unscripted and unscripted > len(words.split()):  # none: nothing to count
         # More text for readers without JavaScript than the page shows us: its content is
         # served there (Flarum renders a thread in <noscript>; read without it, a real forum
         # page was "Loading..."). Read with it (its elements in their place), if that reads more.
         again = _tree(document)
         again.unwrap_tags(["noscript"])
-        read = _content(again, document, kinds, only_main_content)
+        read = _content(again, document, kinds, names, only_main_content)
         main, words = read if len(read[1].split()) > len(words.split()) else (main, words)
     text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
     return Extracted(
@@ -105,14 +105,18 @@ def extract(
 
 
 def _content(
-    tree: LexborHTMLParser, document: str, kinds: frozenset[str], only_main_content: bool
+    tree: LexborHTMLParser,
+    document: str,
+    kinds: frozenset[str],
+    names: tuple[str, ...],
+    only_main_content: bool,
 ) -> tuple[str, str]:
     """(HTML, text) of the page's content (content.main_html), or of its whole body."""
     _drop(tree, content.JUNK)
     if not only_main_content:
         return content.page_html(tree)
     tags = document.count("<") - document.count("</")
-    main, words, _ = content.main_html(tree, kinds, tags=tags)
+    main, words, _ = content.main_html(tree, kinds, tags=tags, names=names)
     return main, words
 
 

@@ -27,6 +27,8 @@ KEYS = ("title", "description", "language", "canonical_url", "published_at", "mo
         "author")  # fmt: skip
 _AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
 MAX_AUTHOR = 200
+_PRODUCT_TYPES = frozenset(["product", "product.item", "og:product", "productgroup"])
+MAX_NAMES = 20  # a product group's variants each have their own
 _MODIFIED = ("article:modified_time", "og:updated_time", "dateModified", "last-modified")
 
 
@@ -44,11 +46,13 @@ def read(tree: LexborHTMLParser, url: str) -> dict[str, str | None]:
 
 def read_with_kinds(
     tree: LexborHTMLParser, url: str
-) -> tuple[dict[str, str | None], frozenset[str]]:
-    """(read(), kinds()) from one pass over the page's <meta> tags and JSON-LD."""
+) -> tuple[dict[str, str | None], frozenset[str], tuple[str, ...]]:
+    """(read(), kinds(), the names it gives its product) from one pass over the page's <meta>
+    tags and JSON-LD."""
     metas = meta_values(tree)
     objects = list(_ld_objects(tree))
-    return _read(tree, url, metas, _json_ld(objects)), _kinds(metas, objects)
+    about = _read(tree, url, metas, _json_ld(objects))
+    return about, _kinds(metas, objects), _product_names(metas, objects)
 
 
 def _read(
@@ -150,11 +154,27 @@ def _kinds(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> frozense
     og = metas.get("og:type")
     found = {og.strip().lower()} if og else set()
     for item in objects:
-        declared = item.get("@type")
-        for kind in declared if isinstance(declared, list) else [declared]:
-            if isinstance(kind, str):
-                found.add(kind.strip().lower())
+        found |= _types(item.get("@type"))
     return frozenset(found)
+
+
+def _product_names(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    """The `name` of each schema.org Product / ProductGroup, and og:title when og:type says
+    product: what a product page says its product is called."""
+    names = [
+        item["name"]
+        for item in objects
+        if isinstance(item.get("name"), str)
+        and not _PRODUCT_TYPES.isdisjoint(_types(item.get("@type")))
+    ]
+    if (metas.get("og:type") or "").strip().lower() in _PRODUCT_TYPES and metas.get("og:title"):
+        names.append(metas["og:title"])
+    return tuple(dict.fromkeys(name for name in names if name.strip()))[:MAX_NAMES]
+
+
+def _types(declared: Any) -> set[str]:
+    kinds = declared if isinstance(declared, list) else [declared]
+    return {kind.strip().lower() for kind in kinds if isinstance(kind, str)}
 
 
 def _json_ld(objects: Iterable[dict[str, Any]]) -> dict[str, str]:
