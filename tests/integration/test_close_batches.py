@@ -28,13 +28,14 @@ async def reserve(db: asyncpg.Pool, workspace_id: uuid.UUID, request_id: str, am
 def batches(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[str, str, int]]]:
     """The closes of every statement written for more than one."""
     written: list[list[tuple[str, str, int]]] = []
-    close_reservations = repo.close_reservations
+    together = repo.write_ledger_together
 
-    async def spy(db: Any, *, workspace_id: uuid.UUID, closes: Any) -> Any:
-        written.append(list(closes))
-        return await close_reservations(db, workspace_id=workspace_id, closes=closes)
+    async def spy(db: Any, *, workspace_id: uuid.UUID, reserves: Any, closes: Any) -> Any:
+        if closes:
+            written.append(list(closes))
+        return await together(db, workspace_id=workspace_id, reserves=reserves, closes=closes)
 
-    monkeypatch.setattr(repo, "close_reservations", spy)
+    monkeypatch.setattr(repo, "write_ledger_together", spy)
     return written
 
 
@@ -139,11 +140,11 @@ async def test_a_failed_statement_leaves_each_caller_to_write_its_own(
         await reserve(db, workspace_id, name, 2)
     failed: list[int] = []
 
-    async def outage(db: Any, *, workspace_id: uuid.UUID, closes: Any) -> Any:
+    async def outage(db: Any, *, workspace_id: uuid.UUID, reserves: Any, closes: Any) -> Any:
         failed.append(len(closes))
         raise errors.Unavailable("The database is unavailable.")
 
-    monkeypatch.setattr(repo, "close_reservations", outage)
+    monkeypatch.setattr(repo, "write_ledger_together", outage)
 
     # When they settle at once
     charged = await asyncio.gather(

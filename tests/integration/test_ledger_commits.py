@@ -55,11 +55,11 @@ async def test_a_reserve_does_not_wait_for_the_flush_and_is_seen_at_once(
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         # nor does that of two calls reserving together
         async with conn.transaction():
-            together = await repo.reserve_credits_together(
+            together, _ = await repo.write_ledger_together(
                 conn, workspace_id=workspace_id, reserves=[
                     ("call-2", 1, "web.scrape", "test", _deadline(), key_id),
                     ("call-3", 1, "web.scrape", "test", _deadline(), key_id),
-                ],
+                ], closes=[],
             )  # fmt: skip
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         # and the connection's next transactions do again
@@ -92,9 +92,10 @@ async def test_closes_do_not_wait_for_the_flush(
             )
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         async with conn.transaction():
-            together = await repo.close_reservations(
-                conn, workspace_id=workspace_id, closes=[("b", "settle", 5), ("c", "refund", 0)]
-            )
+            _, together = await repo.write_ledger_together(
+                conn, workspace_id=workspace_id, reserves=[],
+                closes=[("b", "settle", 5), ("c", "refund", 0)],
+            )  # fmt: skip
             assert await conn.fetchval("SHOW synchronous_commit") == "off"
         assert await conn.fetchval("SHOW synchronous_commit") == "on"
         # nor that of closes and reserves written together

@@ -81,10 +81,6 @@ async def test_lookups_by_key_use_the_key_before_the_first_analyze(database_url:
         job = await conn.fetchval("SELECT id FROM jobs WHERE status = 'queued' LIMIT 1")
         lookups = {
             "close_reservation": (workspace, "req-7", "settle", 1),
-            "reserve_credits_together": (
-                workspace, ["new-1", "new-2"], [1, 2], ["web.scrape"] * 2, ["t"] * 2,
-                [dt.datetime.now(dt.UTC)] * 2, [None, uuid.uuid4()],
-            ),
             "write_ledger_together": (
                 workspace, ["new-3"], [1], ["web.scrape"], ["t"], [dt.datetime.now(dt.UTC)],
                 [uuid.uuid4()], ["req-7", "req-8"], ["settle", "refund"], [1, 0],
@@ -153,11 +149,15 @@ async def test_closes_written_together_look_each_reservation_up_by_its_whole_key
         await conn.execute(_CROWD, workspace, automation)
         await conn.execute("ANALYZE")
         await conn.execute("SET plan_cache_mode = force_generic_plan")
-        sql = queries.get("close_reservations").rstrip().rstrip(";")
-        await conn.execute(f"PREPARE closes (uuid, text[], text[], bigint[]) AS {sql}")
+        sql = queries.get("write_ledger_together").rstrip().rstrip(";")
+        await conn.execute(
+            "PREPARE closes (uuid, text[], bigint[], text[], text[], timestamptz[], uuid[],"
+            f" text[], text[], bigint[]) AS {sql}"
+        )
         rows = await conn.fetch(
-            f"EXPLAIN (FORMAT JSON) EXECUTE closes ('{workspace}', ARRAY['req-7', 'req-8'],"
-            " ARRAY['settle', 'refund'], ARRAY[1, 0]::bigint[])"
+            f"EXPLAIN (FORMAT JSON) EXECUTE closes ('{workspace}', '{{}}', '{{}}', '{{}}', '{{}}',"
+            " '{}', '{}', ARRAY['req-7', 'req-8'], ARRAY['settle', 'refund'],"
+            " ARRAY[1, 0]::bigint[])"
         )
         plan = json.loads(rows[0][0])[0]["Plan"]
     finally:

@@ -33,13 +33,14 @@ async def reserve(
 def batches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The request ids of every statement written for more than one reserve."""
     written: list[list[str]] = []
-    together = repo.reserve_credits_together
+    together = repo.write_ledger_together
 
-    async def spy(db: Any, *, workspace_id: uuid.UUID, reserves: Any) -> Any:
-        written.append([asked[0] for asked in reserves])
-        return await together(db, workspace_id=workspace_id, reserves=reserves)
+    async def spy(db: Any, *, workspace_id: uuid.UUID, reserves: Any, closes: Any) -> Any:
+        if reserves:
+            written.append([asked[0] for asked in reserves])
+        return await together(db, workspace_id=workspace_id, reserves=reserves, closes=closes)
 
-    monkeypatch.setattr(repo, "reserve_credits_together", spy)
+    monkeypatch.setattr(repo, "write_ledger_together", spy)
     return written
 
 
@@ -50,7 +51,8 @@ def mixed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], list[str]]]:
     together = repo.write_ledger_together
 
     async def spy(db: Any, *, workspace_id: uuid.UUID, reserves: Any, closes: Any) -> Any:
-        written.append(([asked[0] for asked in reserves], [asked[0] for asked in closes]))
+        if reserves and closes:
+            written.append(([asked[0] for asked in reserves], [asked[0] for asked in closes]))
         return await together(db, workspace_id=workspace_id, reserves=reserves, closes=closes)
 
     monkeypatch.setattr(repo, "write_ledger_together", spy)

@@ -134,18 +134,9 @@ async def _write_many(
 ) -> list[object]:
     reserves = [asked[1:] for asked in batch if asked[0] == _RESERVE]
     closes = [asked[1:] for asked in batch if asked[0] == _CLOSE]
-    taken: dict[str, int] = {}
-    written: list[tuple[str, str, int]] = []
-    if reserves and closes:
-        taken, written = await repo.write_ledger_together(
-            db, workspace_id=workspace_id, reserves=reserves, closes=closes
-        )
-    elif reserves:
-        taken = await repo.reserve_credits_together(
-            db, workspace_id=workspace_id, reserves=reserves
-        )
-    else:
-        written = await repo.close_reservations(db, workspace_id=workspace_id, closes=closes)
+    taken, written = await repo.write_ledger_together(
+        db, workspace_id=workspace_id, reserves=reserves, closes=closes
+    )
     found: dict[tuple[str, str], list[int]] = {}
     for request_id, kind, returned in written:
         found.setdefault((request_id, kind), []).append(returned)

@@ -188,39 +188,6 @@ UPDATE credit_balances SET balance = balance + entry.amount, updated_at = now()
 FROM entry, no_flush_wait WHERE credit_balances.workspace_id = $1
 RETURNING balance;
 
--- name: reserve_credits_together
--- reserve_credits (or reserve_credits_for_key, for a row with API key $7[n]) for several calls of
--- workspace $1 in one statement ($2 request ids, $3 amounts, $4 verbs, $5 actors, $6 deadlines,
--- $7 API keys or nulls, in step): the reserves a process was asked for while its previous one
--- was being written (access/credits.py). One row per reservation taken (its request id, the
--- balance after all of them); a ledger key seen before, asked twice, or a key that may not
--- spend now takes nothing and has no row. The balance row is touched once, by the sum taken:
--- when that sum is not there the CHECK aborts the whole statement, and each call reserves
--- alone. The flush as reserve_credits; LIMIT as close_reservations'.
-WITH no_flush_wait AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true)
-), entry AS (
-    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor, deadline)
-    SELECT $1, s.request_id, 'reserve', -s.amount, s.verb, s.actor, s.deadline
-    FROM (SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[],
-                               $6::timestamptz[], $7::uuid[])
-          LIMIT cardinality($2::text[])) AS s(request_id, amount, verb, actor, deadline, key_id)
-    WHERE s.key_id IS NULL OR EXISTS (
-        SELECT FROM api_keys k
-        JOIN memberships m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by
-        WHERE k.id = s.key_id AND k.workspace_id = $1 AND k.revoked_at IS NULL
-          AND m.role IN ('editor', 'owner') AND NOT 'read-only' = ANY (k.scopes)
-    )
-    ON CONFLICT DO NOTHING
-    RETURNING request_id, amount
-), taken AS (
-    UPDATE credit_balances SET balance = balance + took.amount, updated_at = now()
-    FROM (SELECT sum(amount) AS amount FROM entry) took, no_flush_wait
-    WHERE credit_balances.workspace_id = $1 AND took.amount IS NOT NULL
-    RETURNING balance
-)
-SELECT entry.request_id, taken.balance FROM entry, taken;
-
 -- name: close_reservation
 -- Settle (return what was not used) or refund (return all) a reservation, once: the partial
 -- unique index credit_ledger_closed_once_key makes a second close of any kind a no-op. The
@@ -250,46 +217,24 @@ WITH no_flush_wait AS MATERIALIZED (
 )
 SELECT amount AS returned FROM entry, no_flush_wait;
 
--- name: close_reservations
--- close_reservation for several reservations of workspace $1 in one statement ($2 request ids,
--- $3 kinds, $4 credits charged, in step): the closes a process was asked for while its previous
--- one was being written (access/credits.py). One row per close written (request id, kind, the
--- credits given back); a close of a reservation already closed, or asked twice, writes nothing
--- and has no row. The balance row is touched once, by the sum given back. The flush, the
--- closed-once index and the CHECK as close_reservation; LIMIT as release_chat_lease's settles.
--- Each reservation is looked up by its whole key (the LATERAL's LIMIT keeps it a lookup per close):
--- as a join, or by `request_id = ANY`, the generic plan of a ledger never analyzed yet read all
--- of the workspace's reservations (1 ms at 5,000; 0.06 ms a close this way, batches of 4).
-WITH no_flush_wait AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true)
-), entry AS (
-    INSERT INTO credit_ledger (workspace_id, request_id, kind, amount, verb, actor)
-    SELECT $1, s.request_id, s.kind, r.amount - least(s.charged, r.amount), r.verb, r.actor
-    FROM (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[])
-          LIMIT cardinality($2::text[])) AS s(request_id, kind, charged)
-    CROSS JOIN LATERAL (
-        SELECT -amount AS amount, verb, actor FROM credit_ledger
-        WHERE workspace_id = $1 AND request_id = s.request_id AND kind = 'reserve'
-        LIMIT 1
-    ) r
-    ON CONFLICT DO NOTHING
-    RETURNING request_id, kind, amount
-), returned AS (
-    UPDATE credit_balances SET balance = balance + back.amount, updated_at = now()
-    FROM (SELECT sum(amount) AS amount FROM entry) back
-    WHERE credit_balances.workspace_id = $1 AND back.amount <> 0
-)
-SELECT request_id, kind, amount AS returned FROM entry, no_flush_wait;
-
 -- name: write_ledger_together
--- reserve_credits_together and close_reservations in one statement: the reserves ($2-$7, as
--- there) and the closes ($8-$10, as there) of workspace $1 asked while one of its ledger writes
--- was in flight (access/credits.py): one round trip and one commit for both kinds. Rows:
--- ('reserve', request id, the balance after all) for each reservation taken, (kind, request id,
--- credits given back) for each close written. A close's reservation was written before it was
--- asked (its call ran), so it is never one of this statement's own. The balance row is touched
--- once, by what the reserves took and the closes gave back together: when that is not there
--- the CHECK aborts the whole statement, and each is written alone. The flush as the two.
+-- reserve_credits (or reserve_credits_for_key, for a row with API key $7[n]) and
+-- close_reservation for several calls of workspace $1 in one statement: the reserves ($2 request
+-- ids, $3 amounts, $4 verbs, $5 actors, $6 deadlines, $7 API keys or nulls, in step) and the
+-- closes ($8 request ids, $9 kinds, $10 credits charged, in step) asked while one of its ledger
+-- writes was in flight (access/credits.py); either side may be empty. One round trip and one
+-- commit for all. Rows: ('reserve', request id, the balance after all) for each reservation
+-- taken, (kind, request id, credits given back) for each close written. A ledger key seen
+-- before, asked twice, or a key that may not spend now takes nothing and has no row; a close
+-- of a reservation already closed, or asked twice, writes nothing and has no row. A close's
+-- reservation was written before it was asked (its call ran), so it is never one of this
+-- statement's own. The balance row is touched once, by what the reserves took and the closes
+-- gave back together: when that is not there the CHECK aborts the whole statement, and each is
+-- written alone. The flush, the closed-once index and the CHECK as the single statements; each
+-- unnest's LIMIT as release_chat_lease's settles. Each reservation a close settles is looked up
+-- by its whole key (the LATERAL's LIMIT keeps it a lookup per close): as a join, or by
+-- `request_id = ANY`, the generic plan of a ledger never analyzed yet read all of the
+-- workspace's reservations (1 ms at 5,000; 0.06 ms a close this way, batches of 4).
 WITH no_flush_wait AS MATERIALIZED (
     SELECT set_config('synchronous_commit', 'off', true)
 ), reserved AS (

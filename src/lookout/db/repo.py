@@ -294,21 +294,6 @@ async def reserve_credits(
     return int(balance) if balance is not None else None
 
 
-async def reserve_credits_together(
-    db: Executor,
-    *,
-    workspace_id: uuid.UUID,
-    reserves: Sequence[tuple[str, int, str, str, dt.datetime, uuid.UUID | None]],
-) -> dict[str, int]:
-    """reserve_credits for each (request id, amount, verb, actor, deadline, API key or None) of
-    `reserves`, in one statement: the balance after all of them, by request id of each
-    reservation taken (none for a ledger key seen before, asked twice, or a key that may not
-    spend now). Raises InsufficientCredits when their sum is not there: nothing is taken."""
-    columns = [list(column) for column in zip(*reserves, strict=True)]
-    rows = await fetch(db, "reserve_credits_together", workspace_id, *columns)
-    return {row["request_id"]: int(row["balance"]) for row in rows}
-
-
 async def close_reservation(
     db: Executor, *, workspace_id: uuid.UUID, request_id: str, kind: str, charged: int
 ) -> int | None:
@@ -320,16 +305,6 @@ async def close_reservation(
     return int(row["returned"]) if row is not None else None
 
 
-async def close_reservations(
-    db: Executor, *, workspace_id: uuid.UUID, closes: Sequence[tuple[str, str, int]]
-) -> list[tuple[str, str, int]]:
-    """close_reservation for each (request id, kind, charged) of `closes`, in one statement:
-    (request id, kind, credits given back) of each close written; none for one already closed."""
-    request_ids, kinds, charged = (list(column) for column in zip(*closes, strict=True))
-    rows = await fetch(db, "close_reservations", workspace_id, request_ids, kinds, charged)
-    return [(row["request_id"], row["kind"], int(row["returned"])) for row in rows]
-
-
 async def write_ledger_together(
     db: Executor,
     *,
@@ -337,11 +312,15 @@ async def write_ledger_together(
     reserves: Sequence[tuple[str, int, str, str, dt.datetime, uuid.UUID | None]],
     closes: Sequence[tuple[str, str, int]],
 ) -> tuple[dict[str, int], list[tuple[str, str, int]]]:
-    """reserve_credits_together for `reserves` and close_reservations for `closes` (both
-    non-empty), in one statement: (their answers, as the two give them). Raises
-    InsufficientCredits when what the reserves take is not there: nothing is written."""
-    reserved = [list(column) for column in zip(*reserves, strict=True)]
-    closing = [list(column) for column in zip(*closes, strict=True)]
+    """reserve_credits for each (request id, amount, verb, actor, deadline, API key or None) of
+    `reserves` and close_reservation for each (request id, kind, charged) of `closes`, in one
+    statement (either may be empty). Returns the balance after all of them by request id of
+    each reservation taken (none for a ledger key seen before, asked twice, or a key that may
+    not spend now), and (request id, kind, credits given back) of each close written (none for
+    one already closed). Raises InsufficientCredits when what the reserves take is not there:
+    nothing is written."""
+    reserved = _columns(reserves, 6)
+    closing = _columns(closes, 3)
     rows = await fetch(db, "write_ledger_together", workspace_id, *reserved, *closing)
     taken = {row["request_id"]: int(row["amount"]) for row in rows if row["kind"] == "reserve"}
     closed = [
@@ -350,6 +329,12 @@ async def write_ledger_together(
         if row["kind"] != "reserve"
     ]
     return taken, closed
+
+
+def _columns(rows: Sequence[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """`rows` as `width` columns, for unnest (none when there are no rows: zip gives nothing)."""
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    return columns or [[] for _ in range(width)]
 
 
 async def get_charge(db: Executor, *, workspace_id: uuid.UUID, request_id: str) -> int | None:
