@@ -133,6 +133,8 @@ MAX_DEPTH = 5000
 MAX_ELEMENTS = 10_000  # trafilatura costs ~20 us an element up to here, then grows faster
 # A page streams a few dozen parts (52 on a real product page).
 MAX_STREAMED_PARTS = 200
+MIN_NAME = 3  # characters of a product's name, to be looked for in a heading
+MAX_CLIMB = 12  # ancestors of a product's heading searched for where its description starts
 OPENING_WORDS = 5  # the start of an article's first block, to find where it is in the page
 _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "td", "dd")
 PROSE_WORDS = 25  # a paragraph of this many words is prose (two sentences or so)
@@ -264,16 +266,18 @@ def _naming_block(
 ) -> LexborNode | None:
     """On a page that says it is a product, the block that names the product, when
     trafilatura's article (the product's description, on such a page) leaves the name out: the
-    first <h1> that says one of `names`, with what is around it up to where the article starts
-    (a shop's summary: name, price, availability, rating, short description). The heading alone
-    if the article's start is not found above it; None if the article has the name."""
-    wanted = [_squash(name) for name in names]
+    first <h1> that says one of `names` (or the start of one), with what is around it up to
+    where the article starts (a shop's summary: name, price, availability, rating, short
+    description). The heading alone if the article's start is not found within MAX_CLIMB
+    ancestors (each is read whole: the bound keeps a deeply nested page linear); None if the
+    article has the name."""
+    wanted = [name for name in map(_squash, names) if len(name) >= MIN_NAME]
     heading = next(
         (
             node
             for node in tree.css("h1")
-            if (said := _squash(node.text(separator=" ")))
-            and any(said in name or name in said for name in wanted if len(name) >= 3)
+            if len(said := _squash(node.text(separator=" "))) >= MIN_NAME
+            and any(name in said or name.startswith(said) for name in wanted)
         ),
         None,
     )
@@ -281,7 +285,10 @@ def _naming_block(
         return None
     opening = _opening(article)
     block = heading
-    while opening and (parent := block.parent) is not None and parent.tag != "body":
+    for _ in range(MAX_CLIMB if opening else 0):
+        parent = block.parent
+        if parent is None or parent.tag == "body":
+            break
         if opening in _squash(parent.text(separator=" ")):
             return block
         block = parent
