@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.capabilities import content, extract, prunes
+from lookout.capabilities import content, extract, metadata, prunes
 from tests.corpus import mutations
 
 KINDS = Path(__file__).resolve().parent.parent / "corpus" / "kinds"
@@ -172,6 +172,24 @@ def test_metadata_is_what_the_page_states() -> None:
         "modified_at": None,
         "author": None,
     }
+
+
+def test_the_names_a_page_gives_its_product() -> None:
+    page = (
+        '<html><head><meta property="og:type" content="product">'
+        '<meta property="og:title" content="Trail Tent | Outdoor Shop">'
+        '<script type="application/ld+json">{"@graph": [{"@type": "Organization", "name": '
+        '"Outdoor Shop"}, {"@type": ["Product"], "name": "Trail Tent"}, {"@type": '
+        '"ProductGroup", "name": "Trail Tents"}, {"@type": "Product", "name": " "}]}</script>'
+        "</head><body><h1>Trail Tent</h1></body></html>"
+    )
+
+    _, kinds, names = metadata.read_with_kinds(extract._parse(page), URL)
+
+    assert {"product", "productgroup", "organization"} <= kinds
+    assert names == ("Trail Tent", "Trail Tents", "Trail Tent | Outdoor Shop")
+    article = page.replace('content="product"', 'content="article"').replace("Product", "Thing")
+    assert metadata.read_with_kinds(extract._parse(article), URL)[2] == ()
 
 
 def test_dates_from_json_ld_and_relative_canonical_links() -> None:
