@@ -70,3 +70,27 @@ def test_a_part_whose_placeholder_is_inside_an_earlier_part_is_placed_too() -> N
     )
 
     assert (_read(page, ("text",)).text or "").split("\n\n") == ["Outer part.", "Inner part."]
+
+
+def test_the_text_has_no_bullet_for_an_item_that_held_only_images() -> None:
+    # A listing's cards each hold a gallery: a list of images. The text leaves images out, and
+    # html-to-markdown wrote each emptied item as a line of "-" (ten on a real REI listing's
+    # card, bench/kinds.py page 2951); the markdown keeps them, with their alt text.
+    gallery = "".join(f'<li><img src="/m/{n}.jpg" alt="Moab boot {n}"></li>' for n in range(3))
+    page = (
+        "<html><body><main><h1>Hiking boots</h1><ul>"
+        f'<li><a href="/p/1"><ul>{gallery}</ul></a><p>Moab 3 Mid boots</p><p>$170.00</p></li>'
+        "<li><ul><li>\xa0</li></ul></li><li>Sizes 5 to 12</li></ul>"
+        "<ol><li>First</li><li><img src=x.png></li><li>Second</li></ol>"
+        "<pre>-\n*\nkept as it is</pre></main></body></html>"
+    )
+
+    read = _read(page)
+
+    assert read.text is not None and read.markdown is not None
+    lines = [line.strip() for line in read.text.split("\n") if line.strip()]
+    assert lines == [
+        "Hiking boots", "-", "Moab 3 Mid boots", "$170.00", "- Sizes 5 to 12",
+        "1. First", "2. Second", "-", "*", "kept as it is",
+    ]  # fmt: skip
+    assert "Moab boot 2" in read.markdown

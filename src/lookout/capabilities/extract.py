@@ -90,7 +90,7 @@ def extract(
         again.unwrap_tags(["noscript"])
         read = _content(again, document, kinds, names, only_main_content)
         main, words = read if len(read[1].split()) > len(words.split()) else (main, words)
-    text = _convert(_IMAGE.sub("", main), base, "plain") if "text" in formats else None
+    text = _plain_text(main, base) if "text" in formats else None
     return Extracted(
         title=about["title"],
         description=about["description"],
@@ -189,6 +189,21 @@ def _plain(document: str, formats: Collection[str], max_chars: int) -> Extracted
 def _drop(tree: LexborHTMLParser, selector: str) -> None:
     for node in tree.css(selector):
         node.decompose()
+
+
+def _plain_text(html: str, base: str) -> str:
+    """`html` as plain text: without its images (the markdown keeps their alt text), and without
+    the list items that held nothing else (a gallery's: a line of "-" each, as html-to-markdown
+    writes an empty item; the markdown drops them too, _tidy)."""
+    html = _IMAGE.sub("", html)
+    if "<li" in html:
+        tree = _parse(html)
+        emptied = [item for item in tree.css("li") if not item.text().strip()]
+        if emptied:
+            for item in reversed(emptied):  # the innermost first
+                item.decompose()
+            html = tree.html or ""
+    return _convert(html, base, "plain")
 
 
 def _markdown(html: str, base: str) -> str:
