@@ -198,12 +198,29 @@ def _plain_text(html: str, base: str) -> str:
     html = _IMAGE.sub("", html)
     if "<li" in html:
         tree = _parse(html)
-        emptied = [item for item in tree.css("li") if not item.text().strip()]
+        worded = _worded(tree)
+        emptied = [item for item in tree.css("li") if item.mem_id not in worded]
         if emptied:
             for item in reversed(emptied):  # the innermost first
                 item.decompose()
             html = tree.html or ""
     return _convert(html, base, "plain")
+
+
+def _worded(tree: LexborHTMLParser) -> set[int]:
+    """mem_id of every element with some text in it. Linear: each text node's ancestors are
+    marked up to the first one marked already (an item's own text(), asked of every item, read a
+    list nested N deep N times over)."""
+    marked: set[int] = set()
+    body = tree.body
+    for node in body.traverse(include_text=True) if body is not None else ():
+        if node.tag != "-text" or not (node.text_content or "").strip():
+            continue
+        parent = node.parent
+        while parent is not None and parent.mem_id not in marked:
+            marked.add(parent.mem_id)
+            parent = parent.parent
+    return marked
 
 
 def _markdown(html: str, base: str) -> str:
