@@ -253,9 +253,7 @@ class Crawl:
             extract.outline, result.body, url=result.final_url, charset=result.charset
         )
         try:
-            if len(result.body) <= readers.INLINE_BYTES:
-                return outlining()
-            return await readers.of(self.ctx.settings).run(outlining)
+            return await readers.read(self.ctx.settings, len(result.body), outlining)
         except Exception as exc:  # a parser bug on one odd page must not cost the crawl the rest
             if isinstance(exc, content.TooComplex | readers.ReadTimeout):
                 logger.info("discover: not reading %s: %s", url, exc)

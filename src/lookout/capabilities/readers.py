@@ -374,6 +374,14 @@ def of(settings: Settings) -> Pool:
     return pool(size, idle_s=settings.read_idle_s, nice=settings.read_nice)
 
 
+async def read(settings: Settings, size: int, function: Callable[[], T]) -> T:
+    """`function()`, the reading of a page of `size` bytes: here for a page of at most
+    INLINE_BYTES, else in this process's readers (Pool.run)."""
+    if size <= INLINE_BYTES:
+        return function()
+    return await of(settings).run(function)
+
+
 def current() -> Pool | None:
     """This process's pool if one was made."""
     return _pool

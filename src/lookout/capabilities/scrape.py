@@ -126,8 +126,7 @@ async def _read(
         max_chars=options["max_chars"],
     )
     try:
-        small = len(result.body) <= readers.INLINE_BYTES
-        read = reading() if small else await readers.of(settings).run(reading)
+        read = await readers.read(settings, len(result.body), reading)
     except Exception as exc:  # a parser bug on one odd page must not cost the caller the others
         if not isinstance(exc, content.TooComplex | readers.ReadTimeout):
             logger.exception("could not read %s", result.final_url)
