@@ -196,3 +196,32 @@ def test_a_product_s_name_block_is_its_own_heading_not_the_shop_s() -> None:
     said = _SHOP.replace("<h2>Description</h2>", "<h2>Trail Tent 2P</h2>").encode()
     again = extract.extract(said, url="https://example.com/tent", formats=("text",)).text or ""
     assert "£249.00" not in again and again.startswith("Trail Tent 2P\n\nA two person tent")
+
+
+def test_inline_elements_side_by_side_are_read_as_separate_words() -> None:
+    # REI's listing (WCXB dev page 2951) writes each card's brand and name as two spans: read
+    # as "MerrellMoab 3 Mid...", a watch asked about "Merrell Moab 3" could not find it.
+    page = gzip.decompress((CORPUS / "sample" / "html" / "2951.html.gz").read_bytes())
+
+    read = extract.extract(page, url="https://www.rei.com/c/hiking-boots", formats=("text",))
+
+    text = read.text or ""
+    assert "Merrell Moab 3 Mid Waterproof Hiking Boots - Women's" in text
+    assert "MerrellMoab" not in text
+
+
+def test_a_space_goes_only_where_two_words_would_run_together() -> None:
+    html = (
+        b"<html><body><main><h1>Tee</h1><p>Sizes: <a>XS</a><a>S</a><a>M</a></p>"
+        b"<p>H<sub>2</sub>O, x<sup>2</sup>, <span>m</span><sup>3</sup>, <b>$5</b><i>.00</i>,"
+        b" <span>Price:</span><span>$9</span></p></main></body></html>"
+    )
+    spaced = html.replace(b"<a>S</a>", b" <a>S</a> ")
+
+    read = extract.extract(html, url="https://example.com/t", formats=("text",))
+    again = extract.extract(spaced, url="https://example.com/t", formats=("text",))
+
+    assert (read.text or "").split("\n\n") == [
+        "Tee", "Sizes: XS S M", "H2O, x2, m3, $5.00, Price:$9",
+    ]  # fmt: skip
+    assert read.content_hash == again.content_hash  # a space between them was markup only
