@@ -18,6 +18,11 @@ def _page(name: str) -> bytes:
     return gzip.decompress((CORPUS / f"{name}.html.gz").read_bytes())
 
 
+def _sample(fid: str) -> bytes:
+    """WCXB page `fid` of tests/corpus/wcxb/sample (bench/kinds.py's pages)."""
+    return _page(f"sample/html/{fid}")
+
+
 def _markdown(name: str, url: str) -> str:
     read = extract.extract(_page(name), url=url, formats=("markdown", "text"))
     assert read.markdown is not None
@@ -70,7 +75,7 @@ def test_a_thread_trafilatura_reads_only_without_its_links_is_read_whole() -> No
     # Rick Steves' travel forum (WCXB dev page 4087, in tests/corpus/wcxb/sample): trafilatura
     # asked to keep links took the replies for link lists and kept the first post (101 words);
     # its default mode, the retry for a page read short, kept 297. Without links: the thread.
-    page = gzip.decompress((CORPUS / "sample" / "html" / "4087.html.gz").read_bytes())
+    page = _sample("4087")
     url = "https://community.ricksteves.com/travel-forum/beyond-europe/first-trip-to-japan"
 
     read = extract.extract(page, url=url, formats=("text", "links"))
@@ -161,7 +166,7 @@ def test_a_shop_page_that_also_says_it_is_an_article_keeps_its_product_s_name_an
     fid: str, url: str, kept: list[str]
 ) -> None:
     # Read as an article, the page was the product's description alone: no name, no price.
-    page = gzip.decompress((CORPUS / "sample" / "html" / f"{fid}.html.gz").read_bytes())
+    page = _sample(fid)
 
     markdown = extract.extract(page, url=url).markdown or ""
 
@@ -201,7 +206,7 @@ def test_a_product_s_name_block_is_its_own_heading_not_the_shop_s() -> None:
 def test_inline_elements_side_by_side_are_read_as_separate_words() -> None:
     # REI's listing (WCXB dev page 2951) writes each card's brand and name as two spans: read
     # as "MerrellMoab 3 Mid...", a watch asked about "Merrell Moab 3" could not find it.
-    page = gzip.decompress((CORPUS / "sample" / "html" / "2951.html.gz").read_bytes())
+    page = _sample("2951")
 
     read = extract.extract(page, url="https://www.rei.com/c/hiking-boots", formats=("text",))
 

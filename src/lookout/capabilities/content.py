@@ -72,7 +72,7 @@ changes.
 
 A region (and the whole page, only_main_content=false) is read with a space between two inline
 elements side by side whose words would run together (`<span>Merrell</span><span>Moab</span>`, a
-size picker's `<a>XS</a><a>S</a>`: the site's CSS shows them apart; unglue). bench/kinds.py,
+size picker's `<a>XS</a><a>S</a>`: the site's CSS shows them apart; _unglue). bench/kinds.py,
 2026-12-07: dev 0.720 -> 0.727 (listings 0.713 -> 0.745: IMDb's chart 0.37 -> 0.92, its year,
 length and rating no longer one word; category pages 0.599 -> 0.613, must-keep snippets found
 0.500 -> 0.602), test 0.767 unchanged; of 1,140 readings of the corpora 133 change (14 main
@@ -198,7 +198,7 @@ _CHROME = ", ".join(
     )
 )
 _WORD_CHARACTER = re.compile(r"\w")
-# Elements shown in a line of text (no <sub> / <sup>: they attach to the word before, unglue).
+# Elements shown in a line of text (no <sub> / <sup>: they attach to the word before, _unglue).
 _INLINE = frozenset(
     ["a", "abbr", "b", "bdi", "cite", "code", "data", "em", "i", "label", "mark", "q", "s",
      "small", "span", "strong", "time", "u"]
@@ -271,7 +271,7 @@ def main_html(
         return found.html, found.text, "article"
     region = region_of(tree)
     if found is None or not _prefer_article(found, region):
-        unglue(region)
+        _unglue(region)
         return _html(region), _text(region), "region"
     return found.html, found.text, "article"
 
@@ -344,11 +344,11 @@ def _prefer_article(article: Article, region: LexborNode | None) -> bool:
 
 def page_html(tree: LexborHTMLParser) -> tuple[str, str]:
     """(HTML, text) of the whole body (JUNK already gone): only_main_content=false."""
-    unglue(tree.body)
+    _unglue(tree.body)
     return _html(tree.body), _text(tree.body)
 
 
-def unglue(node: LexborNode | None) -> None:
+def _unglue(node: LexborNode | None) -> None:
     """Put a space between two inline elements side by side whose texts would otherwise run
     into one word: a listing's card writes `<span>Merrell</span><span>Moab 3 Mid</span>`, a
     colour picker `<a>Blue</a><a>Red</a>`, shown apart by the site's CSS and read as
