@@ -192,6 +192,27 @@ def test_the_names_a_page_gives_its_product() -> None:
     assert metadata.read_with_kinds(extract._parse(article), URL)[2] == ()
 
 
+def test_a_product_in_microdata_says_what_the_page_is_and_what_it_is_called() -> None:
+    page = (
+        '<html><body><div itemscope itemtype="https://schema.org/Product">'
+        '<meta itemprop="name" content="Classic II">'
+        '<div itemprop="offers" itemscope itemtype="https://schema.org/Offer">'
+        '<span itemprop="name">Offer name</span></div></div>'
+        '<div itemscope itemtype="http://schema.org/ProductGroup http://schema.org/Thing/">'
+        '<div itemprop="review" itemscope itemtype="https://schema.org/Review">'
+        '<span itemprop="name">A review</span></div><h1 itemprop="name">Classic  Watches</h1>'
+        '</div><div itemscope itemtype="https://schema.org/DiscussionForumPosting">'
+        '<span itemprop="name">A thread</span></div></body></html>'
+    )
+
+    _, kinds, names = metadata.read_with_kinds(extract._parse(page), URL)
+
+    # Top-level products only: an item that is another's property (the offer) says nothing of
+    # the page; other types (a thread) are not read from microdata.
+    assert kinds == {"product", "productgroup", "thing"}
+    assert names == ("Classic II", "Classic  Watches")
+
+
 def test_dates_from_json_ld_and_relative_canonical_links() -> None:
     page = extract.extract(
         b'<html lang="fr_FR"><head><link rel="canonical" href="/a/b">'

@@ -175,6 +175,20 @@ def test_a_shop_page_that_also_says_it_is_an_article_keeps_its_product_s_name_an
     assert "Related products" not in markdown and "You may also like" not in markdown
 
 
+def test_a_product_marked_up_in_microdata_keeps_its_price_and_description() -> None:
+    # A watch shop (Salesforce Commerce Cloud) says it is a product in microdata only: read as
+    # an undeclared page, trafilatura's reading (the reviews, the brand's story) won, and the
+    # price, the description and the specifications were gone.
+    page = _sample("0586")
+
+    url = "https://www.mvmt.com/mens-view-all/moon-silver/28000436.html"
+    markdown = extract.extract(page, url=url).markdown or ""
+
+    assert "$168.00" in markdown and "Only A Few Left" in markdown
+    assert "The Classic II sticks to its roots that minimalism is" in markdown
+    assert "Movement Type Japanese Quartz Movement - 2315" in markdown
+
+
 _SHOP = """<html><head><script type="application/ld+json">{"@graph": [
 {"@type": "Article", "headline": "Trail tent"}, {"@type": "Product", "name": "Trail Tent 2P",
 "offers": {"price": "249.00", "availability": "https://schema.org/InStock"}}]}</script></head>

@@ -1,8 +1,8 @@
 """What a page says about itself: title, description, language, canonical URL, dates, author.
 
 Read from the parsed page (lexbor) before anything is dropped: <title>, <meta> (name, property,
-itemprop, http-equiv), <link rel=canonical>, <html lang> and schema.org JSON-LD. Nothing here is
-guessed from the text; a value the page does not state is None.
+itemprop, http-equiv), <link rel=canonical>, <html lang>, schema.org JSON-LD and microdata
+products. Nothing here is guessed from the text; a value the page does not state is None.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lookout.capabilities import links
 
 if TYPE_CHECKING:
-    from selectolax.lexbor import LexborHTMLParser
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 MAX_TITLE = 1000
 MAX_DESCRIPTION = 500
@@ -29,6 +29,7 @@ _AUTHOR = ("author", "article:author", "dc.creator", "parsely-author", "sailthru
 MAX_AUTHOR = 200
 _PRODUCT_TYPES = frozenset(["product", "product.item", "og:product", "productgroup"])
 MAX_NAMES = 20  # a product group's variants each have their own
+MAX_TYPES = 8  # types an item's itemtype lists, read
 _MODIFIED = ("article:modified_time", "og:updated_time", "dateModified", "last-modified")
 
 
@@ -48,9 +49,9 @@ def read_with_kinds(
     tree: LexborHTMLParser, url: str
 ) -> tuple[dict[str, str | None], frozenset[str], tuple[str, ...]]:
     """(read(), kinds(), the names it gives its product) from one pass over the page's <meta>
-    tags and JSON-LD."""
+    tags, JSON-LD and microdata products."""
     metas = meta_values(tree)
-    objects = list(_ld_objects(tree))
+    objects = list(_ld_objects(tree)) + list(_microdata_products(tree))
     about = _read(tree, url, metas, _json_ld(objects))
     return about, _kinds(metas, objects), _product_names(metas, objects)
 
@@ -145,17 +146,45 @@ def _date(candidates: list[str | None]) -> str | None:
     return None
 
 
-def kinds(tree: LexborHTMLParser) -> frozenset[str]:
-    """What the page says it is, lowercased: og:type and every schema.org JSON-LD @type."""
-    return _kinds(meta_values(tree), _ld_objects(tree))
-
-
 def _kinds(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> frozenset[str]:
     og = metas.get("og:type")
     found = {og.strip().lower()} if og else set()
     for item in objects:
         found |= _types(item.get("@type"))
     return frozenset(found)
+
+
+def _microdata_products(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
+    """The page's top-level schema.org microdata products (an `itemscope` whose `itemtype` says
+    Product or ProductGroup and that is no other item's property), as JSON-LD would give them:
+    `@type` and the item's own `name` (its `content`, else its text). A shop that marks its
+    product up in microdata (Salesforce Commerce Cloud, WooCommerce before 3.0) says it is a
+    product page that way: read without it, a real watch shop's page (WCXB 0586) took
+    trafilatura's reading of its reviews and lost the price and the description. Products only:
+    the same pages' microdata forum threads and Q&A pages, read as declared, read worse
+    (bench/kinds.py: forums 0.738 -> 0.730, 5 threads of 9 lower)."""
+    for node in tree.css("[itemscope][itemtype]"):
+        if "itemprop" in node.attributes:
+            continue  # a property of another item: an offer, a review's product
+        types = [
+            declared.rstrip("/").rsplit("/", 1)[-1]
+            for declared in (node.attributes.get("itemtype") or "").split()[:MAX_TYPES]
+        ]
+        if not _PRODUCT_TYPES.isdisjoint(_types(types)):
+            yield {"@type": types, "name": _item_name(node)}
+
+
+def _item_name(item: LexborNode) -> str | None:
+    """The `name` property of the microdata item `item` itself, not of an item inside it."""
+    for node in item.css("[itemprop]"):
+        if "name" not in (node.attributes.get("itemprop") or "").split():
+            continue
+        scope = node.parent
+        while scope is not None and scope != item and "itemscope" not in scope.attributes:
+            scope = scope.parent
+        if scope == item:
+            return node.attributes.get("content") or node.text(separator=" ")
+    return None
 
 
 def _product_names(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> tuple[str, ...]:
