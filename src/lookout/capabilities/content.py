@@ -74,8 +74,9 @@ metadata reads a top-level microdata product as it reads a JSON-LD one. bench/ki
 2026-12-07: a watch shop's page (0586) that took trafilatura's reading of its reviews keeps its
 price, description and specifications (0.14 -> 0.34, trafilatura 0.34), a game store's (3075)
 0.43 -> 0.40; dev products 0.567 -> 0.581, dev 0.727 -> 0.731, test unchanged; no other of the
-1,140 readings changes. Microdata forum threads and Q&A pages read as declared went worse
-(forums 0.738 -> 0.730, 5 of 9 threads lower): only products are read from microdata.
+1,140 readings changes. Every top-level microdata type read as declared instead went worse
+(dev 0.727 -> 0.726, test 0.767 -> 0.761: 9 forum threads and Q&A pages lower, read as their
+region; a category page 1.00 -> 0.76): only products are read from microdata.
 
 A region (and the whole page, only_main_content=false) is read with a space between two inline
 elements side by side whose words would run together (`<span>Merrell</span><span>Moab</span>`, a

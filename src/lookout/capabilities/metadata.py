@@ -161,8 +161,8 @@ def _microdata_products(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
     product up in microdata (Salesforce Commerce Cloud, WooCommerce before 3.0) says it is a
     product page that way: read without it, a real watch shop's page (WCXB 0586) took
     trafilatura's reading of its reviews and lost the price and the description. Products only:
-    the same pages' microdata forum threads and Q&A pages, read as declared, read worse
-    (bench/kinds.py: forums 0.738 -> 0.730, 5 threads of 9 lower)."""
+    read as declared, the sample's microdata forum threads and Q&A pages read worse
+    (bench/kinds.py; see content.py)."""
     for node in tree.css("[itemscope][itemtype]"):
         if "itemprop" in node.attributes:
             continue  # a property of another item: an offer, a review's product
