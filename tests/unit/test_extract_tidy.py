@@ -26,6 +26,26 @@ def test_a_code_block_is_left_as_it_is_whatever_its_fence() -> None:
     assert "\n- \n- item" not in tidy and "- item" in tidy  # outside code: the empty item goes
 
 
+def test_one_blank_line_is_left_where_empty_images_and_items_stood() -> None:
+    # A real article's image without alt text stood alone between two paragraphs: removed, it
+    # left three blank lines. Inside a code block blank lines are the code's own.
+    markdown = (
+        "First paragraph.\n\n![](https://example.com/a.jpg)\n\nSecond.\n\n- \n  \n\n- item\n\n"
+        "```\nx = 1\n\n\n\ny = 2\n```\n\n[](https://example.com/)\n\n\nLast."
+    )
+
+    tidy = extract._tidy(markdown)
+
+    assert tidy == (
+        "First paragraph.\n\nSecond.\n\n- item\n\n```\nx = 1\n\n\n\ny = 2\n```\n\nLast."
+    )
+    page = "<p>First.</p><p><img src='/a.jpg'></p><p>&nbsp;</p><p><img src='/b.jpg' alt=''></p>"
+    page += "<p>Second.</p>"
+    assert _read(page, ("markdown",)).markdown == "First.\n\nSecond."
+    between = "```\na\n```\n\n![](x.png)\n\n\n```\nb\n```\n\n\n\n```\nc\n```"
+    assert extract._tidy(between) == "```\na\n```\n\n```\nb\n```\n\n```\nc\n```"
+
+
 def test_repeated_brackets_are_left_as_text() -> None:
     for text in ("[](" * 20_000, "![" * 20_000 + "](<>", '[](x "' * 20_000, "[" * 100_000):
         assert extract._tidy(text) == text  # nothing in them is a link (each pass is linear)

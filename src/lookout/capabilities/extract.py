@@ -38,6 +38,11 @@ _SOURCELESS_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\(<>" + _TITLE + r"\)")
 _EMPTY_LINK = re.compile(r"\[[ \t]*\]\(" + _TARGET + _TITLE + r"\)")
 _EMPTY_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+[-*+])?[ \t]*")
 _EMPTY_ITEM_LINE = re.compile(f"^{_EMPTY_ITEM.pattern}$", re.MULTILINE)
+# What is left where an empty image, link or item stood alone: one blank line says as much as
+# several (outside a code block, where _tidy leaves them).
+# A line of spaces or non-breaking spaces (a WordPress `<p>&nbsp;</p>`) is blank to a reader.
+_BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n){2,}")
+_BLANK_START = re.compile(r"\A(?:[^\S\n]*\n){2,}")
 # A code fence opens with three or more backticks or tildes (indented in a list item) and is
 # closed by a line of the same character, at least as many.
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
@@ -229,7 +234,7 @@ def _markdown(html: str, base: str) -> str:
 
 def _tidy(markdown: str) -> str:
     """`markdown` without empty images, empty links and empty list items, a source-less image
-    as its alt text; code blocks left as they are."""
+    as its alt text, one blank line where there were more; code blocks left as they are."""
     if "```" not in markdown and "~~~" not in markdown:  # no code block: it is all prose
         return "\n".join(_tidy_prose(markdown.split("\n")))
     lines: list[str] = []
@@ -257,15 +262,28 @@ def _closes(marker: re.Match[str], line: str, fence: str) -> bool:
 
 
 def _tidy_prose(lines: list[str]) -> list[str]:
+    if not lines:
+        return []
     text = "\n".join(lines)
     if "](" in text:
         text = _SOURCELESS_IMAGE.sub(r"\1", _EMPTY_IMAGE.sub("", text))
         text = _EMPTY_LINK.sub("", text)
-    if not lines:
-        return []
-    if _EMPTY_ITEM_LINE.search(text) is None:  # most pages have none: no line by line
-        return text.split("\n")
-    return [line for line in text.split("\n") if not _EMPTY_ITEM.fullmatch(line)]
+    if _EMPTY_ITEM_LINE.search(text) is not None:  # most pages have none: no line by line
+        kept = [line for line in text.split("\n") if not _EMPTY_ITEM.fullmatch(line)]
+        if not kept:
+            return []
+        text = "\n".join(kept)
+    return _one_blank_line(text).split("\n")
+
+
+def _one_blank_line(text: str) -> str:
+    """`text` (a run of prose lines between code blocks) with one blank line where it had more,
+    at its start and end too (a code block's fence line is on either side)."""
+    if not text.strip():
+        return ""
+    text = _BLANK_START.sub("\n", _BLANK_LINES.sub("\n\n", text))
+    kept = text.rstrip()  # a pattern anchored at the end is tried from every newline: 0.5 ms
+    return kept + "\n" if text.count("\n", len(kept)) >= 2 else text
 
 
 def _convert(html: str, base: str, output: str) -> str:
