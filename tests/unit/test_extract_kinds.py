@@ -228,6 +228,46 @@ def test_dates_from_json_ld_and_relative_canonical_links() -> None:
 
 
 @pytest.mark.parametrize(
+    ("head", "published", "modified"),
+    [
+        # Names htmldate knows (the New York Times, Reuters, Sputnik wrote these).
+        ('<meta property="article:published" content="2019-11-19T11:00:09.000Z">'
+         '<meta property="article:modified" content="2019-11-19T11:00:08.000Z">',
+         "2019-11-19T11:00:09.000Z", "2019-11-19T11:00:08.000Z"),
+        ('<meta name="pubdate" content="2019-11-18T21:17:27Z">'
+         '<meta property="og:article:modified_time" content="2019-11-19T21:57:01+0000">',
+         "2019-11-18T21:17:27Z", "2019-11-19T21:57:01+0000"),
+        # Written out with the month's name: read, the offset kept, GMT+0530 east of Greenwich.
+        ('<meta property="article:published_time" content="November 19, 2019, 07:47 PM EST">',
+         "2019-11-19T19:47:00", None),
+        ('<script type="application/ld+json">{"@type": "NewsArticle", "datePublished": '
+         '"Mon, 18 Nov 2019 16:07:38 -0600", "dateModified": '
+         '"Tue Nov 19 2019 05:44:06 GMT+0530"}</script>',
+         "2019-11-18T16:07:38-06:00", "2019-11-19T05:44:06+05:30"),
+        # ISO 8601 wherever it is stated wins over a date written out before it; a raw line
+        # break in a JSON-LD string (a pasted headline) does not hide the rest.
+        ('<meta property="article:published_time" content="November 20, 2019 12:32">'
+         '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Lexus\n'
+         'convertible", "datePublished": "2019-11-20 12:32:13+08:00"}</script>',
+         "2019-11-20 12:32:13+08:00", None),
+        # Numbers alone do not say which is the day: nothing rather than a guess.
+        ('<meta name="date" content="01/02/2019"><meta name="timestamp" content="1574168580">',
+         None, None),
+        ('<script type="application/ld+json">{"@type": "NewsArticle", "dateCreated": '
+         '"2019-11-19T21:57:01+0000"}</script>', "2019-11-19T21:57:01+0000", None),
+    ],
+)  # fmt: skip
+def test_the_dates_a_page_states_in_the_ways_pages_state_them(
+    head: str, published: str | None, modified: str | None
+) -> None:
+    page = f"<html><head>{head}</head><body><p>Words.</p></body></html>".encode()
+
+    about = extract.extract(page, url=URL).metadata
+
+    assert (about["published_at"], about["modified_at"]) == (published, modified)
+
+
+@pytest.mark.parametrize(
     ("kind", "before", "after"),
     [
         ("article", "two metres", "three metres"),

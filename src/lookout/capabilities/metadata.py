@@ -3,12 +3,24 @@
 Read from the parsed page (lexbor) before anything is dropped: <title>, <meta> (name, property,
 itemprop, http-equiv), <link rel=canonical>, <html lang>, schema.org JSON-LD and microdata
 products. Nothing here is guessed from the text; a value the page does not state is None.
+
+Dates: the <meta> names and JSON-LD keys we read first, then every other name htmldate (the
+date library trafilatura uses) knows for a publication or modification date; a value in ISO
+8601 as stated, else one written out with its month's name read by dateutil. Measured on
+tests/corpus/articles (181 real news and blog pages), 2026-12-07: a publication date for 146 ->
+157 pages (modified 132 -> 139), none of the 146 changed; 10 of the 11 new ones on the day
+htmldate's own search gives (it also guesses from URLs and text; Forbes states 2019-11-19 in
+UTC, the 18th where it is). Of the 24 still without one, 5 have a <time datetime> element (whose
+date may be a comment's or a teaser's: not read), 19 nothing we read.
 """
 
 from __future__ import annotations
 
+import datetime
+import functools
 import json
 import re
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +34,11 @@ MAX_DESCRIPTION = 500
 MAX_SHORT = 64  # a language tag or a timestamp
 MAX_JSON_LD = 200_000  # bytes of one JSON-LD block worth reading
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$")
+_MONTH = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s|,|$)", re.IGNORECASE
+)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_GMT_OFFSET = re.compile(r"\b(?:GMT|UTC)(?=[+-]\d)")
 _PUBLISHED = ("article:published_time", "datePublished", "date", "dc.date", "DC.date.issued")
 KEYS = ("title", "description", "language", "canonical_url", "published_at", "modified_at",
         "author")  # fmt: skip
@@ -64,8 +81,16 @@ def _read(
         "description": description(metas),
         "language": _language(tree, metas),
         "canonical_url": _canonical(tree, url, metas),
-        "published_at": _date([metas.get(k.lower()) for k in _PUBLISHED] + [ld.get("published")]),
-        "modified_at": _date([metas.get(k.lower()) for k in _MODIFIED] + [ld.get("modified")]),
+        "published_at": _date(
+            [metas.get(k.lower()) for k in _PUBLISHED]
+            + [ld.get("published"), ld.get("created")]
+            + _named(metas, _published_names())
+        ),
+        "modified_at": _date(
+            [metas.get(k.lower()) for k in _MODIFIED]
+            + [ld.get("modified")]
+            + _named(metas, _modified_names())
+        ),
         "author": _author([metas.get(k.lower()) for k in _AUTHOR] + [ld.get("author")]),
     }
 
@@ -139,11 +164,67 @@ def _canonical(tree: LexborHTMLParser, url: str, metas: dict[str, str]) -> str |
 
 
 def _date(candidates: list[str | None]) -> str | None:
-    for candidate in candidates:
-        value = clip(candidate, MAX_SHORT)
-        if value and _DATE.match(value):
+    """The first candidate in ISO 8601, as stated; else the first date written out with its
+    month's name (RFC 2822 "Mon, 18 Nov 2019 16:07:38 -0600", "November 19, 2019, 07:47 PM
+    EST", JavaScript's "Tue Nov 19 2019 03:05:46 GMT+0000"), given in ISO 8601 with its offset
+    when it states one dateutil knows. A date in numbers alone other than ISO's (01/02/2019)
+    does not say which is the day and which the month: not read."""
+    values = [value for candidate in candidates if (value := clip(candidate, MAX_SHORT))]
+    for value in values:
+        if _DATE.match(value):
             return value
+    for value in values:
+        if _MONTH.search(value) and _YEAR.search(value):
+            read = _spelled_date(value)
+            if read is not None:
+                return read
     return None
+
+
+def _spelled_date(value: str) -> str | None:
+    """`value`, a date with its month's name, in ISO 8601; None if dateutil cannot read it."""
+    # dateutil reads "GMT+0530" POSIX's way (five and a half hours *behind* GMT); a page means
+    # what JavaScript wrote: ahead.
+    value = _GMT_OFFSET.sub("", value)
+    try:
+        read: datetime.datetime = _dateutil().parse(value)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return read.isoformat()
+
+
+@functools.cache
+def _dateutil() -> Any:
+    """dateutil's parser (loaded with trafilatura, by htmldate, where pages are read). A zone
+    name it does not know (IST, EST...) is left out of the date, without a warning a page."""
+    from dateutil import parser
+
+    warnings.filterwarnings("ignore", category=parser.UnknownTimezoneWarning)
+    return parser
+
+
+@functools.cache
+def _published_names() -> frozenset[str]:
+    """Every other <meta> name htmldate knows for a publication date (loaded with trafilatura:
+    by the time a page has a date to read, it is in memory)."""
+    from htmldate import core
+
+    return frozenset(core.DATE_ATTRIBUTES) - {key.lower() for key in _PUBLISHED}
+
+
+@functools.cache
+def _modified_names() -> frozenset[str]:
+    """Every other <meta> name htmldate knows for a page's last modification."""
+    from htmldate import core
+
+    return frozenset(core.PROPERTY_MODIFIED | core.NAME_MODIFIED) - {
+        key.lower() for key in _MODIFIED
+    }
+
+
+def _named(metas: dict[str, str], names: frozenset[str]) -> list[str | None]:
+    """The values of `metas` under one of `names`, in the page's order."""
+    return [value for key, value in metas.items() if key in names]
 
 
 def _kinds(metas: dict[str, str], objects: Iterable[dict[str, Any]]) -> frozenset[str]:
@@ -207,10 +288,15 @@ def _types(declared: Any) -> set[str]:
 
 
 def _json_ld(objects: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """datePublished / dateModified / author of the page's schema.org objects, first wins."""
+    """datePublished / dateModified / dateCreated / author of the page's schema.org objects,
+    first wins."""
     found: dict[str, str] = {}
     for item in objects:
-        for key, name in (("datePublished", "published"), ("dateModified", "modified")):
+        for key, name in (
+            ("datePublished", "published"),
+            ("dateModified", "modified"),
+            ("dateCreated", "created"),
+        ):
             if isinstance(item.get(key), str):
                 found.setdefault(name, item[key])
         if (author := _ld_author(item.get("author"))) is not None:
@@ -234,7 +320,9 @@ def _ld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
         if len(source) > MAX_JSON_LD:
             continue
         try:
-            data = json.loads(source)
+            # strict=False: a raw line break or tab inside a string (a headline pasted in
+            # whole) is an error to JSON, not to the page's writer.
+            data = json.loads(source, strict=False)
         except ValueError:
             continue
         yield from _objects(data, depth=0)

@@ -152,10 +152,16 @@ class PageMetadataSchema(StrictSchema):
         MAX_URL, "Absolute URL of <link rel=canonical> (else og:url).", allow_none=True
     )
     published_at = bounded_str(
-        64, "When the page says it was published (ISO 8601, as stated).", allow_none=True
+        64,
+        "When the page says it was published (ISO 8601: as stated, or read from a date written"
+        " out with its month's name).",
+        allow_none=True,
     )
     modified_at = bounded_str(
-        64, "When the page says it was last modified (ISO 8601, as stated).", allow_none=True
+        64,
+        "When the page says it was last modified (ISO 8601: as stated, or read from a date"
+        " written out with its month's name).",
+        allow_none=True,
     )
     author = bounded_str(200, "Who the page says wrote it (meta author, JSON-LD).", allow_none=True)
 
