@@ -228,6 +228,22 @@ def test_dates_from_json_ld_and_relative_canonical_links() -> None:
 
 
 @pytest.mark.parametrize(
+    ("html", "head", "language"),
+    [
+        ('<html xml:lang="en">', "", "en"),
+        ('<html lang="">', '<meta property="og:locale" content="en_GB">', "en-GB"),
+        ("<html>", '<meta name="language" content="English"><script type="application/ld+json">'
+         '{"@type": "NewsArticle", "inLanguage": "pt-BR"}</script>', "pt-BR"),
+        ("<html>", '<meta name="language" content="English">', None),
+    ],
+)  # fmt: skip
+def test_the_language_a_page_states(html: str, head: str, language: str | None) -> None:
+    page = f"{html}<head>{head}</head><body><p>Words.</p></body></html>".encode()
+
+    assert extract.extract(page, url=URL).metadata["language"] == language
+
+
+@pytest.mark.parametrize(
     ("head", "published", "modified"),
     [
         # Names htmldate knows (the New York Times, Reuters, Sputnik wrote these).

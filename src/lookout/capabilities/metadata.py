@@ -37,6 +37,9 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?$")
 _MONTH = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s|,|$)", re.IGNORECASE
 )
+# BCP 47: a primary language of 2-3 letters, then subtags (en, pt-BR, zh-Hant-TW; en_GB as
+# og:locale writes it).
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*")
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _GMT_OFFSET = re.compile(r"\b(?:GMT|UTC)(?=[+-]\d)")
 _PUBLISHED = ("article:published_time", "datePublished", "date", "dc.date", "DC.date.issued")
@@ -79,7 +82,7 @@ def _read(
     return {
         "title": title(tree, metas),
         "description": description(metas),
-        "language": _language(tree, metas),
+        "language": _language(tree, metas, ld),
         "canonical_url": _canonical(tree, url, metas),
         "published_at": _date(
             [metas.get(k.lower()) for k in _PUBLISHED]
@@ -145,16 +148,24 @@ def meta_values(tree: LexborHTMLParser) -> dict[str, str]:
     return found
 
 
-def _language(tree: LexborHTMLParser, metas: dict[str, str]) -> str | None:
+def _language(tree: LexborHTMLParser, metas: dict[str, str], ld: dict[str, str]) -> str | None:
+    """The first language tag the page states: <html lang> (or xml:lang), the content-language
+    and og:locale metas, Dublin Core's, JSON-LD inLanguage. A name ("English") is not a tag."""
     html = tree.css_first("html")
-    declared = html.attributes.get("lang") if html is not None else None
-    declared = declared or metas.get("content-language") or metas.get("og:locale")
-    tag = clip(declared, MAX_SHORT)
-    return (
-        tag.replace("_", "-")
-        if tag and re.fullmatch(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*", tag)
-        else None
-    )
+    attributes = html.attributes if html is not None else {}
+    for declared in (
+        attributes.get("lang"),
+        attributes.get("xml:lang"),
+        metas.get("content-language"),
+        metas.get("og:locale"),
+        metas.get("dc.language"),
+        metas.get("language"),
+        ld.get("language"),
+    ):
+        tag = clip(declared, MAX_SHORT)
+        if tag and _LANGUAGE_TAG.fullmatch(tag):
+            return tag.replace("_", "-")
+    return None
 
 
 def _canonical(tree: LexborHTMLParser, url: str, metas: dict[str, str]) -> str | None:
@@ -288,14 +299,15 @@ def _types(declared: Any) -> set[str]:
 
 
 def _json_ld(objects: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """datePublished / dateModified / dateCreated / author of the page's schema.org objects,
-    first wins."""
+    """datePublished / dateModified / dateCreated / inLanguage / author of the page's schema.org
+    objects, first wins."""
     found: dict[str, str] = {}
     for item in objects:
         for key, name in (
             ("datePublished", "published"),
             ("dateModified", "modified"),
             ("dateCreated", "created"),
+            ("inLanguage", "language"),
         ):
             if isinstance(item.get(key), str):
                 found.setdefault(name, item[key])

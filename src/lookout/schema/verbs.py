@@ -147,7 +147,9 @@ class PageMetadataSchema(StrictSchema):
     description = bounded_str(
         500, "The page's meta description or og:description.", allow_none=True
     )
-    language = bounded_str(64, "Language tag from <html lang> or the page's meta.", allow_none=True)
+    language = bounded_str(
+        64, "Language tag from <html lang>, the page's meta or its JSON-LD.", allow_none=True
+    )
     canonical_url = bounded_str(
         MAX_URL, "Absolute URL of <link rel=canonical> (else og:url).", allow_none=True
     )
