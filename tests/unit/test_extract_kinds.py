@@ -228,6 +228,31 @@ def test_dates_from_json_ld_and_relative_canonical_links() -> None:
 
 
 @pytest.mark.parametrize(
+    ("head", "body", "author"),
+    [
+        # A Yoast graph names its author by reference to a Person elsewhere in it.
+        ('<script type="application/ld+json">{"@graph": [{"@type": "Article", "author": '
+         '{"@id": "https://s.example/#/schema/person/1"}}, {"@type": "Person", "@id": '
+         '"https://s.example/#/schema/person/1", "name": "Anna Menin"}]}</script>', "",
+         "Anna Menin"),
+        ('<meta name="byl" content="By Jamelle Bouie">', "", "Jamelle Bouie"),
+        ("", '<span itemprop="author" itemscope itemtype="https://schema.org/Person">'
+         '<a href="/u/1"><span itemprop="name">Emiliano Bellini</span></a> in Seoul</span>',
+         "Emiliano Bellini"),
+        ("", '<a itemprop="author" href="/u/noah">Noah_B</a>', "Noah_B"),
+        # An author's box is no name.
+        ("", '<div itemprop="author">' + "Noah writes about trains and the cities they join. "
+         * 3 + "</div>", None),
+        ('<meta name="author" content="https://www.facebook.com/someone">', "", None),
+    ],
+)  # fmt: skip
+def test_the_author_a_page_states(head: str, body: str, author: str | None) -> None:
+    page = f"<html><head>{head}</head><body>{body}<p>Words.</p></body></html>".encode()
+
+    assert extract.extract(page, url=URL).metadata["author"] == author
+
+
+@pytest.mark.parametrize(
     ("html", "head", "language"),
     [
         ('<html xml:lang="en">', "", "en"),

@@ -165,7 +165,9 @@ class PageMetadataSchema(StrictSchema):
         " written out with its month's name).",
         allow_none=True,
     )
-    author = bounded_str(200, "Who the page says wrote it (meta author, JSON-LD).", allow_none=True)
+    author = bounded_str(
+        200, "Who the page says wrote it (meta author, JSON-LD, microdata).", allow_none=True
+    )
 
 
 class PageDataSchema(StrictSchema):
