@@ -16,7 +16,7 @@ date may be a comment's or a teaser's: not read), 19 nothing we read.
 Authors likewise: our <meta> names, JSON-LD (a Person named by @id reference in the graph too),
 the other names trafilatura knows, then microdata; tests/corpus (181 articles and 174 WCXB
 pages), 2026-12-07: 124 -> 171 pages with an author, languages (xml:lang, Dublin Core, JSON-LD
-inLanguage) 320 -> 326; no value read before changed but for five "By " prefixes.
+inLanguage) 320 -> 326; no value read before changed but for six "By " prefixes.
 """
 
 from __future__ import annotations
