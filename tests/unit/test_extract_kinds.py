@@ -279,8 +279,9 @@ def test_the_language_a_page_states(html: str, head: str, language: str | None) 
          '<meta property="og:article:modified_time" content="2019-11-19T21:57:01+0000">',
          "2019-11-18T21:17:27Z", "2019-11-19T21:57:01+0000"),
         # Written out with the month's name: read, the offset kept, GMT+0530 east of Greenwich.
-        ('<meta property="article:published_time" content="November 19, 2019, 07:47 PM EST">',
-         "2019-11-19T19:47:00", None),
+        ('<meta property="article:published_time" content="November 19, 2019, 07:47 PM EST">'
+         '<meta http-equiv="last-modified" content="19 Nov 2019 21:09 GMT">',
+         "2019-11-19T19:47:00", "2019-11-19T21:09:00+00:00"),
         ('<script type="application/ld+json">{"@type": "NewsArticle", "datePublished": '
          '"Mon, 18 Nov 2019 16:07:38 -0600", "dateModified": '
          '"Tue Nov 19 2019 05:44:06 GMT+0530"}</script>',

@@ -25,7 +25,6 @@ import datetime
 import functools
 import json
 import re
-import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -228,24 +227,24 @@ def _date(candidates: list[str | None]) -> str | None:
 
 def _spelled_date(value: str) -> str | None:
     """`value`, a date with its month's name, in ISO 8601; None if dateutil cannot read it."""
+    from dateutil import parser  # loaded with trafilatura (by htmldate) where pages are read
+
     # dateutil reads "GMT+0530" POSIX's way (five and a half hours *behind* GMT); a page means
     # what JavaScript wrote: ahead.
     value = _GMT_OFFSET.sub("", value)
     try:
-        read: datetime.datetime = _dateutil().parse(value)
+        read: datetime.datetime = parser.parse(value, tzinfos=_zone)
     except (ValueError, OverflowError, TypeError):
         return None
     return read.isoformat()
 
 
-@functools.cache
-def _dateutil() -> Any:
-    """dateutil's parser (loaded with trafilatura, by htmldate, where pages are read). A zone
-    name it does not know (IST, EST...) is left out of the date, without a warning a page."""
-    from dateutil import parser
-
-    warnings.filterwarnings("ignore", category=parser.UnknownTimezoneWarning)
-    return parser
+def _zone(name: str | None, offset: int | None) -> datetime.tzinfo | None:
+    """The zone of a date dateutil reads: its stated offset, UTC by name; None (the date left
+    without one) for a zone name that would be a guess (EST, IST: several places use each)."""
+    if offset is not None:
+        return datetime.timezone(datetime.timedelta(seconds=offset))
+    return datetime.UTC if name in ("UTC", "GMT", "UT", "Z") else None
 
 
 @functools.cache
