@@ -211,8 +211,9 @@ def _date(candidates: list[str | None]) -> str | None:
     """The first candidate in ISO 8601, as stated; else the first date written out with its
     month's name (RFC 2822 "Mon, 18 Nov 2019 16:07:38 -0600", "November 19, 2019, 07:47 PM
     EST", JavaScript's "Tue Nov 19 2019 03:05:46 GMT+0000"), given in ISO 8601 with its offset
-    when it states one dateutil knows. A date in numbers alone other than ISO's (01/02/2019)
-    does not say which is the day and which the month: not read."""
+    when it states one (or names UTC / GMT; other zone names are left out, _zone). A date in
+    numbers alone other than ISO's (01/02/2019) does not say which is the day and which the
+    month: not read."""
     values = [value for candidate in candidates if (value := clip(candidate, MAX_SHORT))]
     for value in values:
         if _DATE.match(value):
