@@ -292,9 +292,12 @@ def test_the_language_a_page_states(html: str, head: str, language: str | None) 
          '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Lexus\n'
          'convertible", "datePublished": "2019-11-20 12:32:13+08:00"}</script>',
          "2019-11-20 12:32:13+08:00", None),
-        # Numbers alone do not say which is the day: nothing rather than a guess.
-        ('<meta name="date" content="01/02/2019"><meta name="timestamp" content="1574168580">',
+        # Numbers alone do not say which is the day, a month and a year which day: nothing
+        # rather than a guess. A day without a time is a day, not its midnight.
+        ('<meta name="date" content="01/02/2019"><meta name="timestamp" content="1574168580">'
+         '<meta name="pubdate" content="May 2019"><meta name="lastmod" content="May 2019 10:00">',
          None, None),
+        ('<meta name="pubdate" content="Tuesday, 19 November 2019">', "2019-11-19", None),
         ('<script type="application/ld+json">{"@type": "NewsArticle", "dateCreated": '
          '"2019-11-19T21:57:01+0000"}</script>', "2019-11-19T21:57:01+0000", None),
     ],

@@ -46,6 +46,10 @@ _MONTH = re.compile(
 _LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*")
 _BY = re.compile(r"^\s*by\s+", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+# A day of the month, not an hour or a minute: dateutil fills what a value lacks from today
+# ("May 2019" would be read as today's day of May 2019).
+_DAY = re.compile(r"(?<![\d:])\d{1,2}(?![\d:])")
+_TIME = re.compile(r"\d{1,2}:\d{2}")
 _GMT_OFFSET = re.compile(r"\b(?:GMT|UTC)(?=[+-]\d)")
 _PUBLISHED = ("article:published_time", "datePublished", "date", "dc.date", "DC.date.issued")
 KEYS = ("title", "description", "language", "canonical_url", "published_at", "modified_at",
@@ -219,7 +223,7 @@ def _date(candidates: list[str | None]) -> str | None:
         if _DATE.match(value):
             return value
     for value in values:
-        if _MONTH.search(value) and _YEAR.search(value):
+        if _MONTH.search(value) and _YEAR.search(value) and _DAY.search(value):
             read = _spelled_date(value)
             if read is not None:
                 return read
@@ -227,7 +231,8 @@ def _date(candidates: list[str | None]) -> str | None:
 
 
 def _spelled_date(value: str) -> str | None:
-    """`value`, a date with its month's name, in ISO 8601; None if dateutil cannot read it."""
+    """`value`, a date with its month's name, in ISO 8601 (the day alone if it states no
+    time: dateutil would give midnight); None if dateutil cannot read it."""
     from dateutil import parser  # loaded with trafilatura (by htmldate) where pages are read
 
     # dateutil reads "GMT+0530" POSIX's way (five and a half hours *behind* GMT); a page means
@@ -237,7 +242,7 @@ def _spelled_date(value: str) -> str | None:
         read: datetime.datetime = parser.parse(value, tzinfos=_zone)
     except (ValueError, OverflowError, TypeError):
         return None
-    return read.isoformat()
+    return read.isoformat() if _TIME.search(value) else read.date().isoformat()
 
 
 def _zone(name: str | None, offset: int | None) -> datetime.tzinfo | None:
