@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -211,6 +212,28 @@ def test_a_product_in_microdata_says_what_the_page_is_and_what_it_is_called() ->
     # the page; other types (a thread) are not read from microdata.
     assert kinds == {"product", "productgroup", "thing"}
     assert names == ("Classic II", "Classic  Watches")
+
+
+def test_a_microdata_product_s_name_is_found_in_bounded_time() -> None:
+    # 20,000 names 3,000 levels under an item nested in the product: each climbed to its item
+    # and compared nodes by their HTML (lexbor's ==): minutes. Now a few, a few levels each.
+    deep = 3000
+    page = (
+        '<html><body><div itemscope itemtype="https://schema.org/Product"><div itemscope>'
+        + "<div>" * deep
+        + '<span itemprop="name">inner</span>' * 20_000
+        + "</div>" * deep
+        + '</div><meta itemprop="name" content="Classic II"></div></body></html>'
+    )
+    tree = extract._parse(page)
+
+    started = time.process_time()
+    _, kinds, names = metadata.read_with_kinds(tree, URL)
+    spent = time.process_time() - started
+
+    assert "product" in kinds
+    assert names == ()  # its own name is past the names looked at: none rather than "inner"
+    assert spent < 2.0  # 0.01 s here
 
 
 def test_dates_from_json_ld_and_relative_canonical_links() -> None:

@@ -584,7 +584,8 @@ def region_of(tree: LexborHTMLParser) -> LexborNode | None:
     body = tree.body
     # A tiny <main> next to a long body is a layout wrapper, not the content (the body's text
     # is read only for a region under 500 characters).
-    if region is not None and body is not None and region != body:
+    # (mem_id: lexbor's == and != compare two nodes' serialized HTML, the whole page here.)
+    if region is not None and body is not None and region.mem_id != body.mem_id:
         shown = 5 * len(region.text())
         if shown < 2500 and shown < len(body.text()):
             region = body

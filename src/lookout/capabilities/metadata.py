@@ -60,6 +60,8 @@ MAX_BYLINE = 100  # characters of an author element's text with no name in it
 _PRODUCT_TYPES = frozenset(["product", "product.item", "og:product", "productgroup"])
 MAX_NAMES = 20  # a product group's variants each have their own
 MAX_TYPES = 8  # types an item's itemtype lists, read
+MAX_NAME_TRIES = 10  # `name` properties inside a microdata product looked at for its own
+MAX_SCOPE_CLIMB = 64  # ancestors climbed from one to the item it belongs to
 _MODIFIED = ("article:modified_time", "og:updated_time", "dateModified", "last-modified")
 
 
@@ -293,7 +295,8 @@ def _microdata_products(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
     product page that way: read without it, a real watch shop's page (WCXB 0586) took
     trafilatura's reading of its reviews and lost the price and the description. Products only:
     read as declared, the sample's microdata forum threads and Q&A pages read worse
-    (bench/kinds.py; see content.py)."""
+    (bench/kinds.py; see content.py). At most MAX_NAMES of them (_product_names keeps no more)."""
+    found = 0
     for node in tree.css("[itemscope][itemtype]"):
         if "itemprop" in node.attributes:
             continue  # a property of another item: an offer, a review's product
@@ -303,17 +306,24 @@ def _microdata_products(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
         ]
         if not _PRODUCT_TYPES.isdisjoint(_types(types)):
             yield {"@type": types, "name": _item_name(node)}
+            found += 1
+            if found == MAX_NAMES:
+                return
 
 
 def _item_name(item: LexborNode) -> str | None:
-    """The `name` property of the microdata item `item` itself, not of an item inside it."""
-    for node in item.css("[itemprop]"):
-        if "name" not in (node.attributes.get("itemprop") or "").split():
-            continue
+    """The `name` property of the microdata item `item` itself, not of an item inside it.
+    Bounded: the first MAX_NAME_TRIES `name` properties inside it are looked at, each climbing
+    at most MAX_SCOPE_CLIMB ancestors to the item it belongs to (a made page of 20,000 names 3,000
+    levels under a nested item took minutes when each climbed all the way)."""
+    own = item.mem_id  # lexbor's node; == would compare the two nodes' HTML
+    for node in item.css("[itemprop~=name]")[:MAX_NAME_TRIES]:
         scope = node.parent
-        while scope is not None and scope != item and "itemscope" not in scope.attributes:
+        for _ in range(MAX_SCOPE_CLIMB):
+            if scope is None or scope.mem_id == own or "itemscope" in scope.attributes:
+                break
             scope = scope.parent
-        if scope == item:
+        if scope is not None and scope.mem_id == own:
             return node.attributes.get("content") or node.text(separator=" ")
     return None
 
