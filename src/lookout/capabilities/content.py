@@ -212,6 +212,9 @@ _INLINE = frozenset(
      "small", "span", "strong", "time", "u"]
 )  # fmt: skip
 
+_ANY_INLINE = ":is(" + ", ".join(sorted(_INLINE)) + ")"
+_SIDE_BY_SIDE = f"{_ANY_INLINE} + {_ANY_INLINE}"
+
 Path = Literal["article", "region", "page"]
 
 
@@ -362,23 +365,24 @@ def _unglue(node: LexborNode | None) -> None:
     colour picker `<a>Blue</a><a>Red</a>`, shown apart by the site's CSS and read as
     "MerrellMoab 3 Mid", "BlueRed" (a watch asked about "Merrell Moab 3" would not find it).
     Only where the first element's text ends and the second's begins with a letter or a digit,
-    and neither is <sub> / <sup>, which attach (H<sub>2</sub>O). Linear: each text node is
-    looked at once, with its parent and that parent's next sibling."""
+    and neither is <sub> / <sup>, which attach (H<sub>2</sub>O). lexbor finds the inline
+    elements that follow an inline element (_SIDE_BY_SIDE); each is looked at once, with the
+    node before it (visiting every node of the region in Python instead: 0.37 against 0.22 ms a
+    page of bench/corpus.py, the same 1,140 readings of the corpora)."""
     if node is None:
         return
     glued: list[LexborNode] = []
-    for text in node.traverse(include_text=True):
-        if text.tag != "-text" or text.next is not None:
-            continue  # not an element's last text
-        left = text.parent
-        right = left.next if left is not None else None
-        if left is None or right is None or left.tag not in _INLINE or right.tag not in _INLINE:
+    for right in node.css(_SIDE_BY_SIDE):
+        left = right.prev  # a text or a comment between them: not side by side
+        if left is None or left.tag not in _INLINE:
             continue
-        first = right.child
+        last, first = left.last_child, right.child
         if (
-            first is not None
+            last is not None
+            and last.tag == "-text"
+            and first is not None
             and first.tag == "-text"
-            and (text.text_content or " ")[-1].isalnum()
+            and (last.text_content or " ")[-1].isalnum()
             and (first.text_content or " ")[0].isalnum()
         ):
             glued.append(left)
