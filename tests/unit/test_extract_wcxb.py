@@ -189,6 +189,22 @@ def test_a_product_marked_up_in_microdata_keeps_its_price_and_description() -> N
     assert "Movement Type Japanese Quartz Movement - 2315" in markdown
 
 
+def test_inline_code_stays_in_its_sentence() -> None:
+    # trafilatura writes inline <code> as <pre>: inside a paragraph an HTML parser closes the
+    # paragraph there, and the markdown fenced each word apart ("The default level is", a code
+    # block of WARNING, ", which means..."); Python's logging HOWTO had 468 fence lines.
+    page = _sample("2859")
+
+    read = extract.extract(page, url="https://docs.python.org/3/howto/logging.html",
+                           formats=("markdown", "text"))  # fmt: skip
+
+    markdown, text = read.markdown or "", read.text or ""
+    assert "The default level is `WARNING`, which means that only events" in markdown
+    assert "than* `NullHandler` *to your library" in markdown  # its words still apart
+    assert "than NullHandler to your library" in text
+    assert markdown.count("```") < 100
+
+
 _SHOP = """<html><head><script type="application/ld+json">{"@graph": [
 {"@type": "Article", "headline": "Trail tent"}, {"@type": "Product", "name": "Trail Tent 2P",
 "offers": {"price": "249.00", "availability": "https://schema.org/InStock"}}]}</script></head>
