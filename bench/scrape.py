@@ -94,33 +94,21 @@ def _start_server(
     return process, port
 
 
-async def _bare(urls: list[str], concurrency: int) -> float:
-    gate = asyncio.Semaphore(concurrency)
-    async with aiohttp.ClientSession() as session:
-
-        async def one(url: str) -> None:
-            async with gate, session.get(url) as response:
-                await response.read()
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(url) for url in urls))
-        return time.perf_counter() - started
-
-
-async def _bare_in_calls(urls: list[str], concurrency: int) -> float:
-    """The bare fetch made in web.scrape's calls: BATCH URLs at a time, each call's pages all
-    fetched before the next call starts (a call's last wave leaves slots idle). Shown, not
-    judged: what the 20-URL calls cost a fetch that reads nothing."""
+async def _bare(urls: list[str], concurrency: int, batch: int = 0) -> float:
+    """A bare aiohttp fetch of `urls`, `concurrency` at a time; in calls of `batch` URLs (each
+    call's pages all fetched before the next starts: web.scrape's calls, whose last wave leaves
+    slots idle) if `batch`, else all in one pool."""
     async with aiohttp.ClientSession() as session:
 
         async def one(url: str, gate: asyncio.Semaphore) -> None:
             async with gate, session.get(url) as response:
                 await response.read()
 
+        step = batch or len(urls)
         started = time.perf_counter()
-        for start in range(0, len(urls), BATCH):
+        for start in range(0, len(urls), step):
             gate = asyncio.Semaphore(concurrency)
-            await asyncio.gather(*(one(url, gate) for url in urls[start : start + BATCH]))
+            await asyncio.gather(*(one(url, gate) for url in urls[start : start + step]))
         return time.perf_counter() - started
 
 
@@ -169,7 +157,7 @@ async def _compare(urls: list[str], settings: Settings, rounds: int) -> dict[str
     bare, in_calls, guarded, scrape, cpu, ok = [], [], [], [], [], 0
     for _ in range(rounds):
         bare.append(await _bare(urls, settings.fetch_concurrency))
-        in_calls.append(await _bare_in_calls(urls, settings.fetch_concurrency))
+        in_calls.append(await _bare(urls, settings.fetch_concurrency, BATCH))
         guarded.append(await _guarded(urls, settings))
         wall, used, in_readers, ok = await _scrape(urls, settings)
         scrape.append(wall)

@@ -498,25 +498,12 @@ def _trafilatura(
             block.tag = "code"
     # ...and inline code (`<p>If <code>ONLY</code> is specified`) as <pre> too: in a paragraph
     # an HTML parser closes the paragraph at it, and the markdown fenced each word apart.
-    inline = html.xpath(".//p//pre")
-    for block in inline:
-        block.tag = "code"
     _unlink_scripts(html)
     text = lists.restore(html, tree, "".join(html.itertext()))
-    for block in inline:  # after the text the hash is made of: markup, not words, changes here
+    for block in html.xpath(".//p//pre"):  # after the hash's text: only markup changes here
+        block.tag = "code"
         _spaced(block)
     return Article(etree.tostring(html, encoding="unicode"), text, html)
-
-
-def _in_text(pre: etree._Element) -> bool:
-    """Whether trafilatura's <pre> is one line amid text of its parent (a list item's
-    "The <code>age</code> field is validated"): inline code, not a block."""
-    if "\n" in "".join(pre.itertext()).strip():
-        return False
-    before = pre.getprevious()
-    parent = pre.getparent()
-    said = before.tail if before is not None else parent.text if parent is not None else None
-    return bool((pre.tail or "").strip() or (said or "").strip())
 
 
 def _spaced(code: etree._Element) -> None:
@@ -530,9 +517,8 @@ def _spaced(code: etree._Element) -> None:
     right = code  # the outermost inline element `code` ends
     while not (right.tail or "") and right.getnext() is None and _wraps(right.getparent()):
         right = right.getparent()
-    after = right.tail or ""
-    if not after and right.getnext() is not None:
-        after = "".join(right.getnext().itertext())
+    following = right.getnext()
+    after = right.tail or ("".join(following.itertext()) if following is not None else "")
     if not said[-1].isspace() and after[:1].isalnum():
         right.tail = " " + (right.tail or "")
     left = code  # the outermost inline element `code` starts
@@ -542,18 +528,13 @@ def _spaced(code: etree._Element) -> None:
         and _wraps(left.getparent())
     ):
         left = left.getparent()
-    before = left.getprevious()
-    text = before.tail if before is not None else left.getparent().text
-    if not text and before is not None:
-        text = "".join(before.itertext())
-        if text and text[-1].isalnum() and not said[0].isspace():
-            before.tail = " "
-        return
-    if text and text[-1].isalnum() and not said[0].isspace():
-        if before is not None:
-            before.tail = text + " "
+    before, parent = left.getprevious(), left.getparent()
+    ends = (before.tail or "".join(before.itertext())) if before is not None else parent.text or ""
+    if ends[-1:].isalnum() and not said[0].isspace():
+        if before is None:
+            parent.text = ends + " "
         else:
-            left.getparent().text = text + " "
+            before.tail = (before.tail or "") + " "
 
 
 def _wraps(node: etree._Element | None) -> bool:

@@ -133,14 +133,15 @@ def _author_names() -> frozenset[str]:
 
 
 def _microdata_author(tree: LexborHTMLParser) -> str | None:
-    """The first microdata `author` written in the page (not a <meta>): its `name` if it is
-    an item with one, else its text if that is as short as a name (not an author's box)."""
+    """The first microdata `author` written in the page (not a <meta>): its own `name`
+    (_item_name) if it gives one, else its text if that is as short as a name (not an author's
+    box)."""
     for node in tree.css("[itemprop~=author]"):
         if node.tag in ("meta", "link"):
             continue
-        named = node.css_first("[itemprop~=name]")
+        named = _item_name(node)
         if named is not None:
-            return named.attributes.get("content") or named.text(separator=" ")
+            return named
         text = " ".join(node.text(separator=" ").split())
         return text if len(text) <= MAX_BYLINE else None
     return None
