@@ -123,7 +123,7 @@ async def test_ask_watch_see_the_change_live_stop_and_manage_keys(
     await panel.get_by_text("Run history").click()
     await expect(panel.locator(".run-history tbody tr").first).to_contain_text("Done")
     await expect(panel.locator(".run-history tbody tr").first).to_contain_text("Run now")
-    await report.scroll_into_view_if_needed()
+    await scroll_to(page, ".message.assistant.from-watch >> nth=-1")  # the list re-renders
     await desktop.shot("05-change-report-live")
 
     # When they stop watching
